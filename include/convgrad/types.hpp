@@ -1,0 +1,51 @@
+// Basic vocabulary of the public API: data types, status codes and the one exception type.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convgrad {
+
+using dim_t = int64_t;
+using dims = std::vector<dim_t>;
+
+/// A dimension whose size is not known yet (oneDNN Graph's DNNL_GRAPH_UNKNOWN_DIM).
+inline constexpr dim_t unknown_dim = INT64_MIN;
+
+enum class data_type { undef, f32, bf16, f16, s32 };
+
+/// JSON spelling ("f32", "bf16", ...); "undef" for undef.
+const char *to_string(data_type dt);
+/// Parses the JSON spelling; returns false when the name is not a convgrad data type.
+bool parse_data_type(std::string_view name, data_type &out);
+/// Size of one element in bytes (0 for undef).
+size_t element_size(data_type dt);
+
+enum class status {
+    success = 0,
+    invalid_arguments,  // a call's arguments are wrong (null pointer, wrong count, ...)
+    invalid_graph_op,   // the op itself is malformed: attribute, input count, data type
+    invalid_shape,      // shapes are inconsistent with each other or with the attributes
+    invalid_data_type,  // a data type the op does not support
+    unimplemented,      // valid request that convgrad does not implement
+    out_of_memory,      // sizes overflow int64 or exceed what can be allocated
+    runtime_error,      // anything else at execution
+};
+
+const char *to_string(status s);
+
+/// The single exception type thrown by convgrad. `what()` names the op (id and kind), the
+/// tensor or attribute, the rule, and the expected and actual values.
+class error : public std::runtime_error {
+public:
+    error(status code, const std::string &message) : std::runtime_error(message), code_(code) {}
+    status code() const noexcept { return code_; }
+
+private:
+    status code_;
+};
+
+}  // namespace convgrad

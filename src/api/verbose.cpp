@@ -1,0 +1,32 @@
+#include "api/verbose.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "api/compiled_op.hpp"
+
+namespace convgrad::detail {
+
+int verbose_level() {
+    static const int level = [] {
+        const char *e = std::getenv("CONVGRAD_VERBOSE");
+        return e ? std::atoi(e) : 0;
+    }();
+    return level;
+}
+
+void verbose_compile(const compiled_op &c, const std::vector<std::string> &refusals) {
+    if (verbose_level() < 2) return;
+    for (const auto &r : refusals)
+        std::fprintf(stderr, "convgrad,skip,%s,%s\n", to_string(c.source.kind()), r.c_str());
+    std::fprintf(stderr, "convgrad,compile,%s,%s,%s,%s\n", to_string(c.source.kind()),
+                 to_string(c.r.prob.dt), c.impl->name, c.r.prob.desc().c_str());
+}
+
+void verbose_exec(const compiled_op &c, double ms) {
+    std::fprintf(stderr, "convgrad,exec,%s,%s,%s,%s,%s,%g\n", to_string(c.source.kind()),
+                 to_string(c.r.prob.dt), to_string(c.r.prob.dir), c.impl->name,
+                 c.r.prob.desc().c_str(), ms);
+}
+
+}  // namespace convgrad::detail

@@ -1,0 +1,73 @@
+// The normalized problem: every one of the six ops, whatever its layouts and family, is one of
+// three core computations on a canonical convolution. "src" is the big side (the forward
+// convolution's input), "dst" the small side, weights are [G*OCg][ICg][K...]. Tensors stay in
+// the user's memory: each is described by element strides along the canonical axes.
+#pragma once
+
+#include <string>
+
+#include "convgrad/op.hpp"
+
+namespace convgrad::detail {
+
+enum class conv_direction { fwd, bwd_data, bwd_weights };
+const char *to_string(conv_direction d);
+
+inline constexpr int max_spatial = 3;
+
+/// Strides (in elements) of a data tensor along n, c, and the spatial axes d, h, w. Spatial axes
+/// the problem does not have are size 1 with stride 0. Missing tensors have all zeros.
+struct data_layout {
+    dim_t n = 0, c = 0;
+    dim_t sp[max_spatial] = {0, 0, 0};
+};
+
+/// Strides of the weights along oc (the full G*OCg axis), icg and kd, kh, kw.
+struct weights_layout {
+    dim_t oc = 0, ic = 0;
+    dim_t sp[max_spatial] = {0, 0, 0};
+};
+
+struct conv_problem {
+    conv_direction dir = conv_direction::fwd;
+    data_type dt = data_type::f32;  // of every float tensor
+    op_kind kind = op_kind::Convolution;  // the op it came from (for logs)
+
+    int nsp = 2;  // 1, 2 or 3 spatial axes; arrays below are d, h, w with leading 1s
+    dim_t mb = 1, g = 1, icg = 1, ocg = 1;
+    dim_t i[max_spatial] = {1, 1, 1};   // src spatial
+    dim_t o[max_spatial] = {1, 1, 1};   // dst spatial
+    dim_t k[max_spatial] = {1, 1, 1};   // kernel
+    dim_t s[max_spatial] = {1, 1, 1};   // strides
+    dim_t dl[max_spatial] = {1, 1, 1};  // dilations, 1 = dense
+    dim_t pb[max_spatial] = {0, 0, 0};  // pads begin
+    dim_t pe[max_spatial] = {0, 0, 0};  // pads end
+
+    data_layout src, dst;
+    weights_layout wei;
+    // Bias (forward ops): added to dst channels for fwd (Convolution), to src channels for
+    // bwd_data (ConvTranspose, whose output is the mirror convolution's src).
+    bool with_bias = false;
+    dim_t bias_stride = 1;
+
+    dim_t ic() const { return g * icg; }
+    dim_t oc() const { return g * ocg; }
+    dim_t isp() const { return i[0] * i[1] * i[2]; }
+    dim_t osp() const { return o[0] * o[1] * o[2]; }
+    dim_t ksp() const { return k[0] * k[1] * k[2]; }
+    /// Multiply-adds of the computation (the same for all three directions).
+    double macs() const;
+    /// benchdnn-style descriptor of the canonical convolution, e.g. "g1mb2ic32ih28oc128oh14kh2sh2ph0".
+    std::string desc() const;
+};
+
+/// Where each tensor of a core computation lives for one execution.
+struct conv_args {
+    const void *src = nullptr;  // read for fwd and bwd_weights
+    const void *wei = nullptr;  // read for fwd and bwd_data
+    const void *dst = nullptr;  // read for bwd_data and bwd_weights
+    const void *bias = nullptr;
+    void *out = nullptr;  // dst for fwd, src for bwd_data, weights for bwd_weights
+};
+
+}  // namespace convgrad::detail

@@ -1,0 +1,64 @@
+#include "dispatch/registry.hpp"
+
+#include "dispatch/impl_list.hpp"
+#include "ref/ref_conv.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+class ref_kernel final : public kernel {
+public:
+    explicit ref_kernel(const conv_problem &p) : p_(p) {}
+    void execute(const conv_args &args) const override { ref_conv_execute(p_, args); }
+
+private:
+    conv_problem p_;
+};
+
+std::string ref_accepts(const conv_problem &) { return {}; }
+std::unique_ptr<kernel> ref_create(const conv_problem &p) { return std::make_unique<ref_kernel>(p); }
+
+}  // namespace
+
+const impl_desc &reference_impl() {
+    static const impl_desc ref{"ref:any", cpu_isa::generic, ref_accepts, ref_create};
+    return ref;
+}
+
+const std::vector<impl_desc> &impl_list() {
+    static const std::vector<impl_desc> list = [] {
+        std::vector<impl_desc> v = optimized_impls();
+        v.push_back(reference_impl());
+        return v;
+    }();
+    return list;
+}
+
+dispatch_result dispatch(const conv_problem &p, cpu_isa max_isa, bool reference_only) {
+    dispatch_result r;
+    if (reference_only) {
+        r.impl = &reference_impl();
+        r.k = r.impl->create(p);
+        return r;
+    }
+    for (const impl_desc &d : impl_list()) {
+        if (d.isa > max_isa) {
+            r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) +
+                                 ", have " + to_string(max_isa));
+            continue;
+        }
+        std::string why = d.why_not(p);
+        if (!why.empty()) {
+            r.refusals.push_back(std::string(d.name) + ": " + why);
+            continue;
+        }
+        r.impl = &d;
+        r.k = d.create(p);
+        return r;
+    }
+    r.impl = &reference_impl();
+    r.k = r.impl->create(p);
+    return r;
+}
+
+}  // namespace convgrad::detail
