@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages convgrad needs to build, test and benchmark (only the missing
+# ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against.
+set -euo pipefail
+pkgs=(g++ cmake make libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+if [[ "${1:-}" == "--with-onednn" ]]; then pkgs+=(libdnnl-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
