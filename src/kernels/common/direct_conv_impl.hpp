@@ -1,0 +1,543 @@
+// Direct convolution on channels-last f32 data, built from one batch-reduce microkernel
+// (oneDNN's brgemm idea):  C[M x N] (+)= sum_b A_b[M x K] * B_b[K x N].
+//
+// This file is included by each ISA's translation unit inside its own namespace, after that
+// unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks). Nothing
+// here is shared between ISAs, so no inline code compiled with one ISA's flags can leak into
+// another's. Standard headers are included by the including file, outside the namespace.
+//
+// The three core computations map onto the microkernel as follows (rows are pixels along w,
+// columns are channels, K is the reduced channel or pixel axis, the batch runs over taps/rows):
+//   fwd:         C = dst row (M pixels),  A = src pixels at stride s,  B = weights [ic][oc]
+//   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
+//   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
+
+using V = vt::V;
+using mask_t = vt::mask_t;
+constexpr int W = vt::W;
+
+// ----------------------------------------------------------------------------- microkernel --
+
+struct uk_args {
+    dim_t K;
+    int nbatch;
+    const float *const *A;  // per batch element: A(0, 0)
+    dim_t a_off, ams, aks;  // A(m, k) = A[b][a_off + m*ams + k*aks]
+    const float *const *B;  // per batch element: B(0, 0)
+    dim_t b_off, ldb;       // B(k, n) = B[b][b_off + k*ldb + n]
+    float *C;               // C(m, n) = C[m*cms + n]
+    dim_t cms;
+    int tail;               // valid lanes of the last vector (1..W)
+    int init;               // 0: C = sum, 1: C = bias + sum, 2: C += sum
+    const float *bias;      // bias of C's first column
+};
+
+template <int M, int NV>
+void ukernel(const uk_args &a) {
+    V acc[M][NV];
+    const mask_t last = vt::mask(a.tail);
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
+            if (a.init == 0) acc[m][j] = vt::zero();
+            else if (a.init == 1) acc[m][j] = vt::load_mask(a.bias + j * W, mk);
+            else acc[m][j] = vt::load_mask(a.C + m * a.cms + j * W, mk);
+        }
+    for (int b = 0; b < a.nbatch; ++b) {
+        const float *A = a.A[b] + a.a_off;
+        const float *B = a.B[b] + a.b_off;
+        for (dim_t k = 0; k < a.K; ++k) {
+            V bv[NV];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
+            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
+#pragma GCC unroll 16
+            for (int m = 0; m < M; ++m) {
+                const V av = vt::bcast(A + m * a.ams);
+#pragma GCC unroll 4
+                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
+            }
+            A += a.aks;
+            B += a.ldb;
+        }
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV - 1; ++j) vt::store(a.C + m * a.cms + j * W, acc[m][j]);
+        vt::store_mask(a.C + m * a.cms + (NV - 1) * W, acc[m][NV - 1], last);
+    }
+}
+
+constexpr int max_rows = 16;
+using uk_fn = void (*)(const uk_args &);
+
+template <int NV, int... Ms>
+constexpr void fill_row(uk_fn *row, std::integer_sequence<int, Ms...>) {
+    ((row[Ms + 1] = &ukernel<Ms + 1, NV>), ...);
+}
+
+// Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
+// library on an older processor never executes an instruction it lacks.
+struct uk_table {
+    uk_fn fn[5][max_rows + 1] = {};
+    constexpr uk_table() {
+        fill_row<1>(fn[1], std::make_integer_sequence<int, max_rows>{});
+        fill_row<2>(fn[2], std::make_integer_sequence<int, max_rows>{});
+        fill_row<3>(fn[3], std::make_integer_sequence<int, max_rows>{});
+        fill_row<4>(fn[4], std::make_integer_sequence<int, max_rows>{});
+    }
+};
+static constexpr uk_table kernels_table{};
+
+static inline void call_uk(int m, int nv, const uk_args &a) { kernels_table.fn[nv][m](a); }
+
+// --------------------------------------------------------------------------------- helpers --
+
+static inline dim_t imin(dim_t a, dim_t b) { return a < b ? a : b; }
+static inline dim_t imax(dim_t a, dim_t b) { return a > b ? a : b; }
+static inline dim_t div_up(dim_t a, dim_t b) { return (a + b - 1) / b; }
+static inline dim_t floor_div(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline dim_t ceil_div(dim_t a, dim_t b) { return -floor_div(-a, b); }
+static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) {
+    const dim_t base = n / nthr, extra = n % nthr;
+    s = ithr * base + (ithr < extra ? ithr : extra);
+    e = s + base + (ithr < extra ? 1 : 0);
+}
+
+static inline float load_elem(data_type dt, const void *base, dim_t off) {
+    switch (dt) {
+        case data_type::bf16: return bf16_to_float(static_cast<const uint16_t *>(base)[off]);
+        case data_type::f16: return f16_to_float(static_cast<const uint16_t *>(base)[off]);
+        default: return static_cast<const float *>(base)[off];
+    }
+}
+static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
+    switch (dt) {
+        case data_type::bf16: static_cast<uint16_t *>(base)[off] = float_to_bf16(v); break;
+        case data_type::f16: static_cast<uint16_t *>(base)[off] = float_to_f16(v); break;
+        default: static_cast<float *>(base)[off] = v; break;
+    }
+}
+
+// Scratch memory of one execution, 64-byte aligned, freed at scope exit.
+struct scratch {
+    float *p = nullptr;
+    explicit scratch(dim_t floats) {
+        const size_t bytes = size_t(imax(floats, 1)) * sizeof(float);
+        p = static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    }
+    ~scratch() { std::free(p); }
+    scratch(const scratch &) = delete;
+    scratch &operator=(const scratch &) = delete;
+};
+
+// A channels-last f32 tensor: element strides of n, d, h, w; channels contiguous.
+struct fview {
+    float *p;
+    dim_t n, d, h, w;
+    float *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const { return p + in * n + id * d + ih * h + iw * w; }
+};
+
+static fview user_view(const void *ptr, const data_layout &l) {
+    return {static_cast<float *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
+}
+static fview dense_view(float *p, dim_t C, const dim_t *sp) {
+    return {p, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};
+}
+
+// Copies a user data tensor (any strides, any float type) into dense channels-last f32.
+static void pack_data(const conv_problem &p, int nthr, const void *user, const data_layout &l,
+                      dim_t C, const dim_t *sp, float *out) {
+    const dim_t rows = p.mb * sp[0] * sp[1];
+#pragma omp parallel num_threads(nthr)
+    {
+        dim_t s, e;
+        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+            float *o = out + r * sp[2] * C;
+            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            if (p.dt == data_type::f32 && l.c == 1) {
+                for (dim_t w = 0; w < sp[2]; ++w)
+                    std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
+                                size_t(C) * sizeof(float));
+            } else {
+                for (dim_t w = 0; w < sp[2]; ++w)
+                    for (dim_t c = 0; c < C; ++c)
+                        o[w * C + c] = load_elem(p.dt, user, base + w * l.sp[2] + c * l.c);
+            }
+        }
+    }
+}
+
+// Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
+static void unpack_data(const conv_problem &p, int nthr, const float *in, void *user,
+                        const data_layout &l, dim_t C, const dim_t *sp) {
+    const dim_t rows = p.mb * sp[0] * sp[1];
+#pragma omp parallel num_threads(nthr)
+    {
+        dim_t s, e;
+        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+            const float *x = in + r * sp[2] * C;
+            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            for (dim_t w = 0; w < sp[2]; ++w)
+                for (dim_t c = 0; c < C; ++c)
+                    store_elem(p.dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
+        }
+    }
+}
+
+// Weights as [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg, n = ocg; for
+// bwd_data (transposed) k = ocg, n = icg.
+static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
+                         dim_t ldn, float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
+#pragma omp parallel for collapse(2) num_threads(nthr)
+    for (dim_t g = 0; g < p.g; ++g)
+        for (dim_t t = 0; t < ksp; ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            float *o = out + (g * ksp + t) * K * ldn;
+            for (dim_t k = 0; k < K; ++k) {
+                for (dim_t n = 0; n < N; ++n) {
+                    const dim_t ocl = transposed ? k : n, icl = transposed ? n : k;
+                    o[k * ldn + n] = load_elem(p.dt, user, (g * p.ocg + ocl) * l.oc + icl * l.ic + toff);
+                }
+                for (dim_t n = N; n < ldn; ++n) o[k * ldn + n] = 0.f;
+            }
+        }
+}
+
+static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
+    for (dim_t c = 0; c < C; ++c) out[c] = user ? load_elem(p.dt, user, c * p.bias_stride) : 0.f;
+    for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
+}
+
+// Channel blocking of one group's N channels: blocks of up to max_nv vectors.
+struct nblock {
+    dim_t c0;
+    int nv, tail;
+};
+static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
+    const dim_t c0 = b * blk * W, n = imin(blk * W, N - c0);
+    (void)max_nv;
+    const int nv = int(div_up(n, W));
+    return {c0, nv, int(n - (nv - 1) * W)};
+}
+
+// ------------------------------------------------------------------------------------ fwd --
+
+static void fwd_row(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
+                    const float *bias, dim_t ldn, dim_t n, dim_t od, dim_t oh, dim_t g,
+                    const nblock &nb, const float **A, const float **B) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp();
+    // (kd, kh) taps whose input row exists.
+    dim_t rows_off[64 * 64], rows_tap[64 * 64];
+    int nrows = 0;
+    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+        if (id < 0 || id >= p.i[0]) continue;
+        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+            const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+            if (ih < 0 || ih >= p.i[1]) continue;
+            rows_off[nrows] = n * src.n + id * src.d + ih * src.h + g * p.icg;
+            rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
+        }
+    }
+    // Output columns where every kw tap reads inside the row.
+    dim_t full_lo = 0, full_hi = p.o[2];
+    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+        const dim_t off = kw * p.dl[2] - p.pb[2];
+        full_lo = imax(full_lo, ceil_div(-off, p.s[2]));
+        full_hi = imin(full_hi, floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+    }
+    uk_args a{};
+    a.K = p.icg;
+    a.A = A;
+    a.ams = p.s[2] * src.w;
+    a.aks = 1;
+    a.B = B;
+    a.ldb = ldn;
+    a.cms = dst.w;
+    a.tail = nb.tail;
+    a.init = bias ? 1 : 0;
+    a.bias = bias ? bias + g * p.ocg + nb.c0 : nullptr;
+    float *crow = dst.at(n, od, oh, 0) + g * p.ocg + nb.c0;
+    const float *wg = wp + g * ksp * p.icg * ldn + nb.c0;
+    const int mmax = pl.max_m[nb.nv];
+    for (dim_t ow = 0; ow < p.o[2];) {
+        const bool full = ow >= full_lo && ow < full_hi;
+        const int m = full ? int(imin(mmax, full_hi - ow)) : 1;
+        int nbat = 0;
+        for (int r = 0; r < nrows; ++r)
+            for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                const dim_t iw = ow * p.s[2] + kw * p.dl[2] - p.pb[2];
+                if (!full && (iw < 0 || iw >= p.i[2])) continue;
+                A[nbat] = src.p + rows_off[r] + iw * src.w;
+                B[nbat++] = wg + (rows_tap[r] + kw) * p.icg * ldn;
+            }
+        a.nbatch = nbat;
+        a.C = crow + ow * dst.w;
+        call_uk(m, nb.nv, a);
+        ow += m;
+    }
+}
+
+static void run_fwd(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
+    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
+    fview src = pl.src_direct ? user_view(args.src, p.src) : dense_view(src_s.p, p.ic(), p.i);
+    fview dst = pl.dst_direct ? user_view(args.out, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
+    if (!pl.src_direct) pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+    const dim_t ldn = div_up(p.ocg, W) * W;
+    scratch wp(p.g * p.ksp() * p.icg * ldn);
+    pack_weights(p, nthr, args.wei, false, ldn, wp.p);
+    scratch bias(p.with_bias ? p.oc() + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
+
+    const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
+    const dim_t work = p.mb * p.o[0] * p.o[1] * p.g * nblocks;
+    const dim_t nbatch_max = p.ksp();
+#pragma omp parallel num_threads(nthr)
+    {
+        scratch ptrs(4 * nbatch_max);  // room for two pointer arrays
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + nbatch_max;
+        dim_t s, e;
+        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t w = s; w < e; ++w) {
+            dim_t r = w;
+            const dim_t b = r % nblocks;
+            r /= nblocks;
+            const dim_t g = r % p.g;
+            r /= p.g;
+            const dim_t oh = r % p.o[1];
+            r /= p.o[1];
+            const dim_t od = r % p.o[0], n = r / p.o[0];
+            fwd_row(pl, src, dst, wp.p, p.with_bias ? bias.p : nullptr, ldn, n, od, oh, g,
+                    block_of(p.ocg, blk, pl.max_nv, b), A, B);
+        }
+    }
+    if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
+}
+
+// ------------------------------------------------------------------------------- bwd_data --
+
+static void bwd_data_row(const direct_plan &pl, const fview &src, const fview &dst,
+                         const float *wt, const float *bias, dim_t ldn, dim_t n, dim_t id,
+                         dim_t ih, dim_t g, const nblock &nb, const float **A, const float **B) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp();
+    dim_t rows_off[64 * 64], rows_tap[64 * 64];
+    int nrows = 0;
+    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+        const dim_t t = id + p.pb[0] - kd * p.dl[0];
+        if (t < 0 || t % p.s[0] != 0 || t / p.s[0] >= p.o[0]) continue;
+        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+            const dim_t u = ih + p.pb[1] - kh * p.dl[1];
+            if (u < 0 || u % p.s[1] != 0 || u / p.s[1] >= p.o[1]) continue;
+            rows_off[nrows] = n * dst.n + (t / p.s[0]) * dst.d + (u / p.s[1]) * dst.h + g * p.ocg;
+            rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
+        }
+    }
+    uk_args a{};
+    a.K = p.ocg;
+    a.A = A;
+    a.ams = dst.w;
+    a.aks = 1;
+    a.B = B;
+    a.ldb = ldn;
+    a.cms = p.s[2] * src.w;
+    a.tail = nb.tail;
+    a.init = bias ? 1 : 0;
+    a.bias = bias ? bias + g * p.icg + nb.c0 : nullptr;
+    float *crow = src.at(n, id, ih, 0) + g * p.icg + nb.c0;
+    const float *wg = wt + g * ksp * p.ocg * ldn + nb.c0;
+    const int mmax = pl.max_m[nb.nv];
+    const dim_t sw = p.s[2];
+    // Stride phases along w: columns r, r+s, r+2s... are reached by the same kw taps, from
+    // consecutive dst columns.
+    dim_t kw_list[256], kw_off[256];
+    for (dim_t r = 0; r < imin(sw, p.i[2]); ++r) {
+        const dim_t T = div_up(p.i[2] - r, sw);
+        int nkw = 0;
+        dim_t full_lo = 0, full_hi = T;
+        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+            const dim_t q = r + p.pb[2] - kw * p.dl[2];
+            if (floor_div(q, sw) * sw != q) continue;
+            const dim_t off = q / sw;  // exact: dst column = t + off
+            kw_list[nkw] = kw;
+            kw_off[nkw++] = off;
+            full_lo = imax(full_lo, -off);
+            full_hi = imin(full_hi, p.o[2] - off);
+        }
+        for (dim_t t = 0; t < T;) {
+            const bool full = t >= full_lo && t < full_hi;
+            const int m = full ? int(imin(mmax, full_hi - t)) : 1;
+            int nbat = 0;
+            for (int rr = 0; rr < nrows; ++rr)
+                for (int j = 0; j < nkw; ++j) {
+                    const dim_t ow = t + kw_off[j];
+                    if (!full && (ow < 0 || ow >= p.o[2])) continue;
+                    A[nbat] = dst.p + rows_off[rr] + ow * dst.w;
+                    B[nbat++] = wg + (rows_tap[rr] + kw_list[j]) * p.ocg * ldn;
+                }
+            a.nbatch = nbat;
+            a.C = crow + (r + t * sw) * src.w;
+            call_uk(m, nb.nv, a);
+            t += m;
+        }
+    }
+}
+
+static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
+    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
+    fview dst = pl.dst_direct ? user_view(args.dst, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
+    fview src = pl.src_direct ? user_view(args.out, p.src) : dense_view(src_s.p, p.ic(), p.i);
+    if (!pl.dst_direct) pack_data(p, nthr, args.dst, p.dst, p.oc(), p.o, dst_s.p);
+    const dim_t ldn = div_up(p.icg, W) * W;
+    scratch wt(p.g * p.ksp() * p.ocg * ldn);
+    pack_weights(p, nthr, args.wei, true, ldn, wt.p);
+    scratch bias(p.with_bias ? p.ic() + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
+
+    const dim_t blk = pl.max_nv, nblocks = div_up(p.icg, blk * W);
+    const dim_t work = p.mb * p.i[0] * p.i[1] * p.g * nblocks;
+    const dim_t nbatch_max = p.ksp();
+#pragma omp parallel num_threads(nthr)
+    {
+        scratch ptrs(4 * nbatch_max);
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + nbatch_max;
+        dim_t s, e;
+        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t w = s; w < e; ++w) {
+            dim_t r = w;
+            const dim_t b = r % nblocks;
+            r /= nblocks;
+            const dim_t g = r % p.g;
+            r /= p.g;
+            const dim_t ih = r % p.i[1];
+            r /= p.i[1];
+            const dim_t id = r % p.i[0], n = r / p.i[0];
+            bwd_data_row(pl, src, dst, wt.p, p.with_bias ? bias.p : nullptr, ldn, n, id, ih, g,
+                         block_of(p.icg, blk, pl.max_nv, b), A, B);
+        }
+    }
+    if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, p.ic(), p.i);
+}
+
+// ---------------------------------------------------------------------------- bwd_weights --
+
+static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
+    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
+    fview src = pl.src_direct ? user_view(args.src, p.src) : dense_view(src_s.p, p.ic(), p.i);
+    fview dst = pl.dst_direct ? user_view(args.dst, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
+    if (!pl.src_direct) pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+    if (!pl.dst_direct) pack_data(p, nthr, args.dst, p.dst, p.oc(), p.o, dst_s.p);
+
+    const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
+    const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums
+    scratch partials(nthr * part);
+    const dim_t rows = p.mb * p.o[0] * p.o[1];
+    const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
+    const dim_t chunk = pl.rows_per_chunk;
+#pragma omp parallel num_threads(nthr)
+    {
+        const int ithr = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *P = partials.p + ithr * part;
+        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
+        scratch ptrs(4 * chunk);
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + chunk;
+        dim_t r0, r1;
+        split(rows, nt, ithr, r0, r1);
+        uk_args a{};
+        a.A = A;
+        a.B = B;
+        a.ams = 1;
+        a.aks = p.s[2] * src.w;
+        a.ldb = dst.w;
+        a.cms = ldn;
+        a.init = 2;
+        for (dim_t c = r0; c < r1; c += chunk) {
+            const dim_t ce = imin(c + chunk, r1);
+            for (dim_t g = 0; g < p.g; ++g)
+                for (dim_t t = 0; t < ksp; ++t) {
+                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
+                                kd = t / (p.k[2] * p.k[1]);
+                    const dim_t off = kw * p.dl[2] - p.pb[2];
+                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                    if (lo >= hi) continue;
+                    int nbat = 0;
+                    for (dim_t row = c; row < ce; ++row) {
+                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
+                                    n = row / (p.o[1] * p.o[0]);
+                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                        A[nbat] = src.at(n, id, ih, lo * p.s[2] + off) + g * p.icg;
+                        B[nbat++] = dst.at(n, od, oh, lo) + g * p.ocg;
+                    }
+                    if (nbat == 0) continue;
+                    a.K = hi - lo;
+                    a.nbatch = nbat;
+                    float *cbase = P + (g * ksp + t) * p.icg * ldn;
+                    for (dim_t b = 0; b < nblocks; ++b) {
+                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                        const int mmax = pl.max_m[nb.nv];
+                        a.b_off = nb.c0;
+                        a.tail = nb.tail;
+                        for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
+                            const int m = int(imin(mmax, p.icg - ic0));
+                            a.a_off = ic0;
+                            a.C = cbase + ic0 * ldn + nb.c0;
+                            call_uk(m, nb.nv, a);
+                        }
+                    }
+                }
+        }
+#pragma omp barrier
+        // Fixed-order reduction of the partial sums into the user's weights.
+        const weights_layout &l = p.wei;
+        const dim_t nw = p.g * ksp * p.icg;
+        dim_t s, e;
+        split(nw, nt, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
+                float sum = 0.f;
+                for (int q = 0; q < nt; ++q) sum += partials.p[q * part + x * ldn + ocl];
+                store_elem(p.dt, args.out, base + (g * p.ocg + ocl) * l.oc, sum);
+            }
+        }
+    }
+}
+
+// --------------------------------------------------------------------------------- entry --
+
+void run_direct(const direct_plan &pl, const conv_args &args) {
+    switch (pl.p.dir) {
+        case conv_direction::fwd: run_fwd(pl, args); break;
+        case conv_direction::bwd_data: run_bwd_data(pl, args); break;
+        case conv_direction::bwd_weights: run_bwd_weights(pl, args); break;
+    }
+}

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <vector>
+
+#include "dispatch/registry.hpp"
+
+namespace convgrad::detail {
+
+/// The direct brgemm kernels for every instruction set, best first.
+std::vector<impl_desc> direct_impls();
+
+}  // namespace convgrad::detail

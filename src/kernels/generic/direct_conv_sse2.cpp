@@ -1,0 +1,41 @@
+// Portable fallback of the direct convolution kernels: SSE2, the x86-64 baseline every processor
+// has (4 floats per vector, 16 registers, no fused multiply-add). Compiled without ISA flags.
+#include <emmintrin.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "core/float_convert.hpp"
+#include "kernels/common/direct_plan.hpp"
+
+namespace convgrad::detail::sse2 {
+
+struct vt {
+    static constexpr int W = 4;
+    using V = __m128;
+    using mask_t = int;  // number of valid lanes
+    static inline mask_t mask(int n) { return n; }
+    static inline V zero() { return _mm_setzero_ps(); }
+    static inline V load(const float *p) { return _mm_loadu_ps(p); }
+    static inline V load_mask(const float *p, mask_t n) {
+        if (n >= 4) return _mm_loadu_ps(p);
+        alignas(16) float t[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int i = 0; i < n; ++i) t[i] = p[i];
+        return _mm_load_ps(t);
+    }
+    static inline V bcast(const float *p) { return _mm_set1_ps(*p); }
+    static inline V fma(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+    static inline void store(float *p, V v) { _mm_storeu_ps(p, v); }
+    static inline void store_mask(float *p, V v, mask_t n) {
+        if (n >= 4) return _mm_storeu_ps(p, v);
+        alignas(16) float t[4];
+        _mm_store_ps(t, v);
+        for (int i = 0; i < n; ++i) p[i] = t[i];
+    }
+};
+
+#include "kernels/common/direct_conv_impl.hpp"
+
+}  // namespace convgrad::detail::sse2
