@@ -178,7 +178,7 @@ TEST(KernelsVsReference, RandomSweep) {
         }
         ++checked;
     }
-    EXPECT_GT(impls_run, checked);  // at least one optimized kernel per problem
+    EXPECT_GE(impls_run, checked);  // at least one optimized kernel per problem
     std::printf("%d problems, %d kernel runs compared\n", checked, impls_run);
 }
 

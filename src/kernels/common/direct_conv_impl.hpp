@@ -231,15 +231,87 @@ static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
     return {c0, nv, int(n - (nv - 1) * W)};
 }
 
+// ------------------------------------------------------------------------------ fwd rows --
+
+// Rows of C are tiled by the register-tile height; a kernel tap along w that reads inside the
+// input for the whole tile goes into one batch-reduce call that initializes C, a tap valid for
+// only part of the tile (at the borders) gets a second call over just those rows that
+// accumulates. So every tile runs at full height, borders included.
+struct wtap {
+    dim_t lo, hi;  // rows of C (output columns or phase positions) where the tap is valid
+    dim_t a_col;   // A column read by row 0 (may be outside A; only valid rows are read)
+    dim_t b_tap;   // kw index into the packed weights
+};
+
+struct row_job {
+    const direct_plan *pl;
+    const float *const *rows_a;  // per (kd, kh) input row: A pointer at column 0 plus channel offset
+    const dim_t *rows_tap;       // per (kd, kh) row: index of its kw = 0 tap
+    int nrows;
+    const wtap *taps;
+    int ntaps;
+    dim_t ncols;      // rows of C
+    dim_t a_step;     // A elements between consecutive C rows (ams)
+    dim_t a_col_mul;  // A elements per A column
+    const float *wg;  // packed weights of the group and channel block
+    dim_t w_tap_stride;
+    float *c0;        // C row 0
+    dim_t cms;
+    uk_args a;        // K, ldb, tail, init, bias filled by the caller
+    int nv;
+};
+
+static void run_row(row_job &j, const float **A, const float **B) {
+    const int mmax = j.pl->max_m[j.nv];
+    uk_args &a = j.a;
+    const int init = a.init;
+    a.A = A;
+    a.B = B;
+    a.ams = j.a_step;
+    a.aks = 1;
+    a.cms = j.cms;
+    for (dim_t m0 = 0; m0 < j.ncols; m0 += mmax) {
+        const int m = int(imin(mmax, j.ncols - m0));
+        const dim_t m1 = m0 + m;
+        int nbat = 0;
+        for (int t = 0; t < j.ntaps; ++t) {
+            const wtap &tp = j.taps[t];
+            if (tp.lo > m0 || tp.hi < m1) continue;
+            for (int r = 0; r < j.nrows; ++r) {
+                A[nbat] = j.rows_a[r] + tp.a_col * j.a_col_mul + m0 * j.a_step;
+                B[nbat++] = j.wg + (j.rows_tap[r] + tp.b_tap) * j.w_tap_stride;
+            }
+        }
+        a.nbatch = nbat;
+        a.C = j.c0 + m0 * j.cms;
+        a.init = init;
+        call_uk(m, j.nv, a);
+        for (int t = 0; t < j.ntaps; ++t) {
+            const wtap &tp = j.taps[t];
+            const dim_t lo = imax(tp.lo, m0), hi = imin(tp.hi, m1);
+            if ((tp.lo <= m0 && tp.hi >= m1) || lo >= hi || j.nrows == 0) continue;
+            nbat = 0;
+            for (int r = 0; r < j.nrows; ++r) {
+                A[nbat] = j.rows_a[r] + tp.a_col * j.a_col_mul + lo * j.a_step;
+                B[nbat++] = j.wg + (j.rows_tap[r] + tp.b_tap) * j.w_tap_stride;
+            }
+            a.nbatch = nbat;
+            a.C = j.c0 + lo * j.cms;
+            a.init = 2;
+            call_uk(int(hi - lo), j.nv, a);
+        }
+    }
+    a.init = init;
+}
+
 // ------------------------------------------------------------------------------------ fwd --
 
 static void fwd_row(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
                     const float *bias, dim_t ldn, dim_t n, dim_t od, dim_t oh, dim_t g,
-                    const nblock &nb, const float **A, const float **B) {
+                    const nblock &nb, const float **A, const float **B, const float **rows_a,
+                    dim_t *rows_tap, wtap *taps) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
-    // (kd, kh) taps whose input row exists.
-    dim_t rows_off[64 * 64], rows_tap[64 * 64];
     int nrows = 0;
     for (dim_t kd = 0; kd < p.k[0]; ++kd) {
         const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
@@ -247,48 +319,67 @@ static void fwd_row(const direct_plan &pl, const fview &src, const fview &dst, c
         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
             const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
             if (ih < 0 || ih >= p.i[1]) continue;
-            rows_off[nrows] = n * src.n + id * src.d + ih * src.h + g * p.icg;
+            rows_a[nrows] = src.at(n, id, ih, 0) + g * p.icg;
             rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
         }
     }
-    // Output columns where every kw tap reads inside the row.
-    dim_t full_lo = 0, full_hi = p.o[2];
+    int ntaps = 0;
     for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-        const dim_t off = kw * p.dl[2] - p.pb[2];
-        full_lo = imax(full_lo, ceil_div(-off, p.s[2]));
-        full_hi = imin(full_hi, floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+        const dim_t off = kw * p.dl[2] - p.pb[2];  // input column of output column 0
+        const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+        const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+        if (lo < hi) taps[ntaps++] = {lo, hi, off, kw};
     }
-    uk_args a{};
-    a.K = p.icg;
-    a.A = A;
-    a.ams = p.s[2] * src.w;
-    a.aks = 1;
-    a.B = B;
-    a.ldb = ldn;
-    a.cms = dst.w;
-    a.tail = nb.tail;
-    a.init = bias ? 1 : 0;
-    a.bias = bias ? bias + g * p.ocg + nb.c0 : nullptr;
-    float *crow = dst.at(n, od, oh, 0) + g * p.ocg + nb.c0;
-    const float *wg = wp + g * ksp * p.icg * ldn + nb.c0;
-    const int mmax = pl.max_m[nb.nv];
-    for (dim_t ow = 0; ow < p.o[2];) {
-        const bool full = ow >= full_lo && ow < full_hi;
-        const int m = full ? int(imin(mmax, full_hi - ow)) : 1;
-        int nbat = 0;
-        for (int r = 0; r < nrows; ++r)
-            for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                const dim_t iw = ow * p.s[2] + kw * p.dl[2] - p.pb[2];
-                if (!full && (iw < 0 || iw >= p.i[2])) continue;
-                A[nbat] = src.p + rows_off[r] + iw * src.w;
-                B[nbat++] = wg + (rows_tap[r] + kw) * p.icg * ldn;
-            }
-        a.nbatch = nbat;
-        a.C = crow + ow * dst.w;
-        call_uk(m, nb.nv, a);
-        ow += m;
+    row_job j{};
+    j.pl = &pl;
+    j.rows_a = rows_a;
+    j.rows_tap = rows_tap;
+    j.nrows = nrows;
+    j.taps = taps;
+    j.ntaps = ntaps;
+    j.ncols = p.o[2];
+    j.a_step = p.s[2] * src.w;
+    j.a_col_mul = src.w;
+    j.wg = wp + g * ksp * p.icg * ldn + nb.c0;
+    j.w_tap_stride = p.icg * ldn;
+    j.c0 = dst.at(n, od, oh, 0) + g * p.ocg + nb.c0;
+    j.cms = dst.w;
+    j.nv = nb.nv;
+    j.a.K = p.icg;
+    j.a.ldb = ldn;
+    j.a.tail = nb.tail;
+    j.a.init = bias ? 1 : 0;
+    j.a.bias = bias ? bias + g * p.ocg + nb.c0 : nullptr;
+    run_row(j, A, B);
+}
+
+// Work items: (group, channel block) outer and rows inner, so that consecutive items of a
+// thread reuse the same packed weights from cache.
+template <typename F>
+static void for_each_row_item(int nthr, dim_t groups_blocks, dim_t rows, F &&f) {
+#pragma omp parallel num_threads(nthr)
+    {
+        dim_t s, e;
+        split(groups_blocks * rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        f(s, e);
     }
 }
+
+struct tables {
+    scratch mem;
+    const float **A, **B, **rows_a;
+    dim_t *rows_tap;
+    wtap *taps;
+    // Sized in 8-byte words: A and B (ksp each), rows_a and rows_tap (kd*kh each), taps (kw).
+    explicit tables(const conv_problem &p)
+        : mem(2 * (2 * p.ksp() + 2 * p.k[0] * p.k[1] + 4 * p.k[2]) + 16) {
+        A = reinterpret_cast<const float **>(mem.p);
+        B = A + p.ksp();
+        rows_a = B + p.ksp();
+        rows_tap = reinterpret_cast<dim_t *>(rows_a + p.k[0] * p.k[1]);
+        taps = reinterpret_cast<wtap *>(rows_tap + p.k[0] * p.k[1]);
+    }
+};
 
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
@@ -305,28 +396,17 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
 
     const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
-    const dim_t work = p.mb * p.o[0] * p.o[1] * p.g * nblocks;
-    const dim_t nbatch_max = p.ksp();
-#pragma omp parallel num_threads(nthr)
-    {
-        scratch ptrs(4 * nbatch_max);  // room for two pointer arrays
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + nbatch_max;
-        dim_t s, e;
-        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
+    const dim_t rows = p.mb * p.o[0] * p.o[1];
+    for_each_row_item(nthr, p.g * nblocks, rows, [&](dim_t s, dim_t e) {
+        tables t(p);
         for (dim_t w = s; w < e; ++w) {
-            dim_t r = w;
-            const dim_t b = r % nblocks;
-            r /= nblocks;
-            const dim_t g = r % p.g;
-            r /= p.g;
-            const dim_t oh = r % p.o[1];
-            r /= p.o[1];
-            const dim_t od = r % p.o[0], n = r / p.o[0];
-            fwd_row(pl, src, dst, wp.p, p.with_bias ? bias.p : nullptr, ldn, n, od, oh, g,
-                    block_of(p.ocg, blk, pl.max_nv, b), A, B);
+            const dim_t row = w % rows, gb = w / rows;
+            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+            fwd_row(pl, src, dst, wp.p, p.with_bias ? bias.p : nullptr, ldn, n, od, oh,
+                    gb / nblocks, block_of(p.ocg, blk, pl.max_nv, gb % nblocks), t.A, t.B,
+                    t.rows_a, t.rows_tap, t.taps);
         }
-    }
+    });
     if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
 }
 
@@ -334,10 +414,10 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
 
 static void bwd_data_row(const direct_plan &pl, const fview &src, const fview &dst,
                          const float *wt, const float *bias, dim_t ldn, dim_t n, dim_t id,
-                         dim_t ih, dim_t g, const nblock &nb, const float **A, const float **B) {
+                         dim_t ih, dim_t g, const nblock &nb, const float **A, const float **B,
+                         const float **rows_a, dim_t *rows_tap, wtap *taps) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
-    dim_t rows_off[64 * 64], rows_tap[64 * 64];
     int nrows = 0;
     for (dim_t kd = 0; kd < p.k[0]; ++kd) {
         const dim_t t = id + p.pb[0] - kd * p.dl[0];
@@ -345,57 +425,44 @@ static void bwd_data_row(const direct_plan &pl, const fview &src, const fview &d
         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
             const dim_t u = ih + p.pb[1] - kh * p.dl[1];
             if (u < 0 || u % p.s[1] != 0 || u / p.s[1] >= p.o[1]) continue;
-            rows_off[nrows] = n * dst.n + (t / p.s[0]) * dst.d + (u / p.s[1]) * dst.h + g * p.ocg;
+            rows_a[nrows] = dst.at(n, t / p.s[0], u / p.s[1], 0) + g * p.ocg;
             rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
         }
     }
-    uk_args a{};
-    a.K = p.ocg;
-    a.A = A;
-    a.ams = dst.w;
-    a.aks = 1;
-    a.B = B;
-    a.ldb = ldn;
-    a.cms = p.s[2] * src.w;
-    a.tail = nb.tail;
-    a.init = bias ? 1 : 0;
-    a.bias = bias ? bias + g * p.icg + nb.c0 : nullptr;
-    float *crow = src.at(n, id, ih, 0) + g * p.icg + nb.c0;
-    const float *wg = wt + g * ksp * p.ocg * ldn + nb.c0;
-    const int mmax = pl.max_m[nb.nv];
-    const dim_t sw = p.s[2];
+    row_job j{};
+    j.pl = &pl;
+    j.rows_a = rows_a;
+    j.rows_tap = rows_tap;
+    j.nrows = nrows;
+    j.taps = taps;
+    j.a_step = dst.w;
+    j.a_col_mul = dst.w;
+    j.wg = wt + g * ksp * p.ocg * ldn + nb.c0;
+    j.w_tap_stride = p.ocg * ldn;
+    j.cms = p.s[2] * src.w;
+    j.nv = nb.nv;
+    j.a.K = p.ocg;
+    j.a.ldb = ldn;
+    j.a.tail = nb.tail;
+    j.a.init = bias ? 1 : 0;
+    j.a.bias = bias ? bias + g * p.icg + nb.c0 : nullptr;
     // Stride phases along w: columns r, r+s, r+2s... are reached by the same kw taps, from
     // consecutive dst columns.
-    dim_t kw_list[256], kw_off[256];
+    const dim_t sw = p.s[2];
     for (dim_t r = 0; r < imin(sw, p.i[2]); ++r) {
         const dim_t T = div_up(p.i[2] - r, sw);
-        int nkw = 0;
-        dim_t full_lo = 0, full_hi = T;
+        int ntaps = 0;
         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
             const dim_t q = r + p.pb[2] - kw * p.dl[2];
             if (floor_div(q, sw) * sw != q) continue;
-            const dim_t off = q / sw;  // exact: dst column = t + off
-            kw_list[nkw] = kw;
-            kw_off[nkw++] = off;
-            full_lo = imax(full_lo, -off);
-            full_hi = imin(full_hi, p.o[2] - off);
+            const dim_t off = q / sw;  // exact: dst column of phase position t is t + off
+            const dim_t lo = imax(0, -off), hi = imin(T, p.o[2] - off);
+            if (lo < hi) taps[ntaps++] = {lo, hi, off, kw};
         }
-        for (dim_t t = 0; t < T;) {
-            const bool full = t >= full_lo && t < full_hi;
-            const int m = full ? int(imin(mmax, full_hi - t)) : 1;
-            int nbat = 0;
-            for (int rr = 0; rr < nrows; ++rr)
-                for (int j = 0; j < nkw; ++j) {
-                    const dim_t ow = t + kw_off[j];
-                    if (!full && (ow < 0 || ow >= p.o[2])) continue;
-                    A[nbat] = dst.p + rows_off[rr] + ow * dst.w;
-                    B[nbat++] = wg + (rows_tap[rr] + kw_list[j]) * p.ocg * ldn;
-                }
-            a.nbatch = nbat;
-            a.C = crow + (r + t * sw) * src.w;
-            call_uk(m, nb.nv, a);
-            t += m;
-        }
+        j.ntaps = ntaps;
+        j.ncols = T;
+        j.c0 = src.at(n, id, ih, r) + g * p.icg + nb.c0;
+        run_row(j, A, B);
     }
 }
 
@@ -414,28 +481,17 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
 
     const dim_t blk = pl.max_nv, nblocks = div_up(p.icg, blk * W);
-    const dim_t work = p.mb * p.i[0] * p.i[1] * p.g * nblocks;
-    const dim_t nbatch_max = p.ksp();
-#pragma omp parallel num_threads(nthr)
-    {
-        scratch ptrs(4 * nbatch_max);
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + nbatch_max;
-        dim_t s, e;
-        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
+    const dim_t rows = p.mb * p.i[0] * p.i[1];
+    for_each_row_item(nthr, p.g * nblocks, rows, [&](dim_t s, dim_t e) {
+        tables t(p);
         for (dim_t w = s; w < e; ++w) {
-            dim_t r = w;
-            const dim_t b = r % nblocks;
-            r /= nblocks;
-            const dim_t g = r % p.g;
-            r /= p.g;
-            const dim_t ih = r % p.i[1];
-            r /= p.i[1];
-            const dim_t id = r % p.i[0], n = r / p.i[0];
-            bwd_data_row(pl, src, dst, wt.p, p.with_bias ? bias.p : nullptr, ldn, n, id, ih, g,
-                         block_of(p.icg, blk, pl.max_nv, b), A, B);
+            const dim_t row = w % rows, gb = w / rows;
+            const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
+            bwd_data_row(pl, src, dst, wt.p, p.with_bias ? bias.p : nullptr, ldn, n, id, ih,
+                         gb / nblocks, block_of(p.icg, blk, pl.max_nv, gb % nblocks), t.A, t.B,
+                         t.rows_a, t.rows_tap, t.taps);
         }
-    }
+    });
     if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, p.ic(), p.i);
 }
 
