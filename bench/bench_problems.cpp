@@ -47,16 +47,17 @@ desc_values parse_desc(const std::string &text) {
     };
     d.nsp = has_axis('d') ? 3 : has_axis('h') ? 2 : 1;
     const int first = 3 - d.nsp;
-    // One spatial quantity: given values, the missing axes copy the first given one.
+    // One spatial quantity: a missing axis copies the one before it (iw = ih), leading missing
+    // ones the first given axis, else `dflt`.
     auto axis_values = [&](const char *q, dim_t *out, dim_t dflt) {
         dim_t given = -1;
-        for (int a = first; a < 3; ++a) {
+        for (int a = 2; a >= first; --a) {
             out[a] = take(q + std::string(1, axes[a]), -1);
-            if (given < 0) given = out[a];
+            if (out[a] >= 0) given = out[a];
         }
         for (int a = 0; a < 3; ++a) {
             if (a < first) out[a] = q[0] == 'p' || q[0] == 'd' ? 0 : 1;
-            else if (out[a] < 0) out[a] = given >= 0 ? given : dflt;
+            else if (out[a] < 0) out[a] = a > first ? out[a - 1] : given >= 0 ? given : dflt;
         }
     };
     d.g = take("g", 1);

@@ -20,7 +20,7 @@ struct bench_problem {
 /// The op `kind` whose canonical (mirror, for the ConvTranspose family) convolution is `desc`,
 /// written as conv_problem::desc() and benchdnn write it: "g1mb8ic64ih56oc64oh56kh3sh1ph1",
 /// "mb8ic128iw512oc128kw3pw1", with optional dd/dh/dw (0-based dilation) and _ped/_peh/_pew (end
-/// pads). Missing values follow benchdnn: other axes copy the first given one, o* is computed,
+/// pads). Missing values follow benchdnn: an axis copies the one before it (iw = ih), o* is computed,
 /// end pads equal begin pads (or follow from o* when given). Throws convgrad::error.
 bench_problem make_problem(op_kind kind, const std::string &desc, data_type dt = data_type::f32,
                            bool bias = false);
