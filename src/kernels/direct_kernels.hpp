@@ -6,7 +6,7 @@
 
 namespace convgrad::detail {
 
-/// The direct brgemm kernels for every instruction set, best first.
+/// The grouped-lanes and direct brgemm kernels for every instruction set, best first.
 std::vector<impl_desc> direct_impls();
 
 }  // namespace convgrad::detail

@@ -1,4 +1,4 @@
-// AVX2+FMA instantiation of the direct convolution kernels (8 floats per vector, 16 registers).
+// AVX2+FMA instantiation of the direct and grouped convolution kernels (8 floats per vector, 16 registers).
 #include <immintrin.h>
 #include <omp.h>
 
@@ -25,8 +25,17 @@ struct vt {
     static inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
     static inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm256_maskstore_ps(p, m, v); }
+    static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+    using perm_t = __m256i;
+    static inline perm_t perm_index(int cg, int i) {
+        alignas(32) int idx[8];
+        for (int l = 0; l < 8; ++l) idx[l] = l - l % cg + i;
+        return _mm256_load_si256(reinterpret_cast<const __m256i *>(idx));
+    }
+    static inline V permute(V v, perm_t idx) { return _mm256_permutevar8x32_ps(v, idx); }
 };
 
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/grouped_conv_impl.hpp"
 
 }  // namespace convgrad::detail::avx2

@@ -1,4 +1,4 @@
-// AVX-512 instantiation of the direct convolution kernels (16 floats per vector, 32 registers).
+// AVX-512 instantiation of the direct and grouped convolution kernels (16 floats per vector, 32 registers).
 #include <immintrin.h>
 #include <omp.h>
 
@@ -23,8 +23,17 @@ struct vt {
     static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
     static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
+    static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+    using perm_t = __m512i;
+    static inline perm_t perm_index(int cg, int i) {
+        alignas(64) int idx[16];
+        for (int l = 0; l < 16; ++l) idx[l] = l - l % cg + i;
+        return _mm512_load_si512(idx);
+    }
+    static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
 };
 
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/grouped_conv_impl.hpp"
 
 }  // namespace convgrad::detail::avx512

@@ -1,0 +1,255 @@
+// Grouped and depthwise convolution with few channels per group (ICg == OCg == cg, cg a divisor
+// of the vector width W and smaller than it). The general kernel would fill only cg of W lanes;
+// here the lanes are the channels of W/cg whole groups at once: one vector load of a pixel's
+// channels, then for each of the cg channels of a group a lane permutation brings every lane
+// its group's i-th channel (none for depthwise, cg = 1), and one FMA with the weights of that
+// lane. Included after direct_conv_impl.hpp in an ISA's namespace; needs vt::perm_t,
+// vt::perm_index(cg, i) and vt::permute(v, idx).
+
+struct gplan_view {
+    const conv_problem *p;
+    dim_t cg, C, nblocks;  // channels per group, all channels, W-blocks of channels
+};
+
+// Packed weights [block][tap][i][W]: lane l of block b, for i in [0, cg), holds
+//   fwd:      W[oc = b*W + l][icg = i]                      (input channel of the group: i)
+//   bwd_data: W[oc = b*W + l - l%cg + i][icg = l % cg]     (output channel of the group: i)
+static void grouped_pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
+                                 dim_t cg, dim_t nblocks, float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), C = p.g * cg;
+#pragma omp parallel for num_threads(nthr)
+    for (dim_t b = 0; b < nblocks; ++b)
+        for (dim_t t = 0; t < ksp; ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t i = 0; i < cg; ++i) {
+                float *o = out + ((b * ksp + t) * cg + i) * W;
+                for (dim_t ln = 0; ln < W; ++ln) {
+                    const dim_t c = b * W + ln;
+                    if (c >= C) {
+                        o[ln] = 0.f;
+                        continue;
+                    }
+                    const dim_t oc = transposed ? c - c % cg + i : c, icg = transposed ? c % cg : i;
+                    o[ln] = load_elem(p.dt, user, oc * l.oc + icg * l.ic + toff);
+                }
+            }
+        }
+}
+
+template <int CG>
+static inline V grouped_fma(V x, const float *w, V acc, const typename vt::perm_t *perm) {
+    if constexpr (CG == 1) {
+        return vt::fma(x, vt::load(w), acc);
+    } else {
+#pragma GCC unroll 16
+        for (int i = 0; i < CG; ++i) acc = vt::fma(vt::permute(x, perm[i]), vt::load(w + i * W), acc);
+        return acc;
+    }
+}
+
+constexpr int gm = 8;  // output pixels per register tile
+
+// fwd (CG = cg): dst[pix][c] += sum_taps sum_i src[pix'][group(c) base + i] * w.
+template <int CG>
+static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
+                        const float *bias, dim_t nblocks) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
+    typename vt::perm_t perm[CG];
+    for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+#pragma omp parallel num_threads(pl.nthr)
+    {
+        dim_t s, e;
+        split(rows * nblocks, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t w = s; w < e; ++w) {
+            const dim_t b = w / rows, row = w % rows;
+            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+            const dim_t c0 = b * W;
+            const mask_t mk = vt::mask(int(imin(W, C - c0)));
+            const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
+            for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm) {
+                const int m = int(imin(gm, p.o[2] - ow0));
+                V acc[gm];
+                for (int q = 0; q < gm; ++q) acc[q] = binit;
+                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                    if (id < 0 || id >= p.i[0]) continue;
+                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (ih < 0 || ih >= p.i[1]) continue;
+                        const float *srow = src.at(n, id, ih, 0) + c0;
+                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                            const float *wt = wp + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
+                            const dim_t off = kw * p.dl[2] - p.pb[2];
+                            for (int q = 0; q < m; ++q) {
+                                const dim_t iw = (ow0 + q) * p.s[2] + off;
+                                if (iw < 0 || iw >= p.i[2]) continue;
+                                acc[q] = grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q], perm);
+                            }
+                        }
+                    }
+                }
+                float *drow = dst.at(n, od, oh, ow0) + c0;
+                for (int q = 0; q < m; ++q) vt::store_mask(drow + q * dst.w, acc[q], mk);
+            }
+        }
+    }
+}
+
+// bwd_data (CG = cg): src[pix][c] = sum over taps reaching pix, sum_j dst[o][group(c) base + j] * w.
+template <int CG>
+static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fview &dst,
+                             const float *wt, const float *bias, dim_t nblocks) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
+    typename vt::perm_t perm[CG];
+    for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+#pragma omp parallel num_threads(pl.nthr)
+    {
+        dim_t s, e;
+        split(rows * nblocks, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t w = s; w < e; ++w) {
+            const dim_t b = w / rows, row = w % rows;
+            const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
+            const dim_t c0 = b * W;
+            const mask_t mk = vt::mask(int(imin(W, C - c0)));
+            const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
+            for (dim_t iw0 = 0; iw0 < p.i[2]; iw0 += gm) {
+                const int m = int(imin(gm, p.i[2] - iw0));
+                V acc[gm];
+                for (int q = 0; q < gm; ++q) acc[q] = binit;
+                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                    const dim_t td = id + p.pb[0] - kd * p.dl[0];
+                    if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
+                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                        const dim_t th = ih + p.pb[1] - kh * p.dl[1];
+                        if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
+                        const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
+                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                            const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
+                            for (int q = 0; q < m; ++q) {
+                                const dim_t tw = iw0 + q + p.pb[2] - kw * p.dl[2];
+                                if (tw < 0 || tw % p.s[2] != 0 || tw / p.s[2] >= p.o[2]) continue;
+                                acc[q] = grouped_fma<CG>(vt::load_mask(drow + (tw / p.s[2]) * dst.w, mk), wk, acc[q], perm);
+                            }
+                        }
+                    }
+                }
+                float *srow = src.at(n, id, ih, iw0) + c0;
+                for (int q = 0; q < m; ++q) vt::store_mask(srow + q * src.w, acc[q], mk);
+            }
+        }
+    }
+}
+
+// bwd_weights (CG = cg): dW[oc][i][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + i].
+// Per-thread partial sums [block][tap][i][W], reduced in a fixed order.
+template <int CG>
+static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const fview &dst,
+                                void *user_w, dim_t nblocks) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
+    const dim_t part = nblocks * ksp * CG * W;
+    scratch partials(pl.nthr * part);
+    typename vt::perm_t perm[CG];
+    for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+#pragma omp parallel num_threads(pl.nthr)
+    {
+        const int ithr = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *P = partials.p + ithr * part;
+        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
+        dim_t s, e;
+        split(rows, nt, ithr, s, e);
+        for (dim_t row = s; row < e; ++row) {
+            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                if (id < 0 || id >= p.i[0]) continue;
+                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                    const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                    if (ih < 0 || ih >= p.i[1]) continue;
+                    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                        const dim_t off = kw * p.dl[2] - p.pb[2];
+                        const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+                        const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                        const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
+                        for (dim_t b = 0; b < nblocks; ++b) {
+                            const dim_t c0 = b * W;
+                            const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                            const float *drow = dst.at(n, od, oh, 0) + c0;
+                            const float *srow = src.at(n, id, ih, 0) + c0;
+                            V acc[CG];
+                            for (int i = 0; i < CG; ++i) acc[i] = vt::zero();
+                            for (dim_t ow = lo; ow < hi; ++ow) {
+                                const V dv = vt::load_mask(drow + ow * dst.w, mk);
+                                const V sv = vt::load_mask(srow + (ow * p.s[2] + off) * src.w, mk);
+                                if constexpr (CG == 1) acc[0] = vt::fma(dv, sv, acc[0]);
+                                else
+                                    for (int i = 0; i < CG; ++i)
+                                        acc[i] = vt::fma(dv, vt::permute(sv, perm[i]), acc[i]);
+                            }
+                            float *pp = P + ((b * ksp + t) * CG) * W;
+                            for (int i = 0; i < CG; ++i)
+                                vt::store(pp + i * W, vt::add(acc[i], vt::load(pp + i * W)));
+                        }
+                    }
+                }
+            }
+        }
+#pragma omp barrier
+        const weights_layout &l = p.wei;
+        dim_t xs, xe;
+        split(C * ksp, nt, ithr, xs, xe);
+        for (dim_t x = xs; x < xe; ++x) {
+            const dim_t c = x / ksp, t = x % ksp, b = c / W, ln = c % W;
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            for (int i = 0; i < CG; ++i) {
+                float sum = 0.f;
+                for (int q = 0; q < nt; ++q) sum += partials.p[q * part + ((b * ksp + t) * CG + i) * W + ln];
+                store_elem(p.dt, user_w, c * l.oc + i * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], sum);
+            }
+        }
+    }
+}
+
+template <int CG>
+static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    const dim_t C = p.g * CG, nblocks = div_up(C, W);
+    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * C);
+    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * C);
+    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
+    fview src = pl.src_direct ? user_view(src_out ? args.out : args.src, p.src) : dense_view(src_s.p, C, p.i);
+    fview dst = pl.dst_direct ? user_view(dst_out ? args.out : args.dst, p.dst) : dense_view(dst_s.p, C, p.o);
+    if (!pl.src_direct && !src_out) pack_data(p, nthr, args.src, p.src, C, p.i, src_s.p);
+    if (!pl.dst_direct && !dst_out) pack_data(p, nthr, args.dst, p.dst, C, p.o, dst_s.p);
+    if (p.dir == conv_direction::bwd_weights) {
+        grouped_bwd_weights<CG>(pl, src, dst, args.out, nblocks);
+        return;
+    }
+    scratch w(nblocks * p.ksp() * CG * W);
+    grouped_pack_weights(p, nthr, args.wei, src_out, CG, nblocks, w.p);
+    scratch bias(p.with_bias ? C + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
+    const float *bp = p.with_bias ? bias.p : nullptr;
+    if (dst_out) {
+        grouped_fwd<CG>(pl, src, dst, w.p, bp, nblocks);
+        if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, C, p.o);
+    } else {
+        grouped_bwd_data<CG>(pl, src, dst, w.p, bp, nblocks);
+        if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, C, p.i);
+    }
+}
+
+void run_grouped(const direct_plan &pl, const conv_args &args) {
+    switch (pl.p.icg) {
+        case 1: run_grouped_cg<1>(pl, args); break;
+        case 2: run_grouped_cg<2>(pl, args); break;
+        case 4: run_grouped_cg<4>(pl, args); break;
+        case 8: run_grouped_cg<8>(pl, args); break;
+        default: break;
+    }
+}
