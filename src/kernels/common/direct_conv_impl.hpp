@@ -231,155 +231,176 @@ static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
     return {c0, nv, int(n - (nv - 1) * W)};
 }
 
-// ------------------------------------------------------------------------------ fwd rows --
+// ------------------------------------------------------------------- fwd and bwd_data --
+//
+// Both are a gather: every C pixel (a dst pixel for fwd; a src pixel of one stride phase for
+// bwd_data) sums, over a list of taps, one A pixel (src for fwd, dst for bwd_data) times that
+// tap's weights. Register tiles take M consecutive C pixels in flattened (n, d, h, w) order, so
+// tiles stay full even when rows are short (7x7 layers) and cross row ends. Per tile and tap
+// the microkernel gets one A pointer per row; a tap that falls outside A (padding) reads a
+// shared zero row instead of being special-cased.
 
-// Rows of C are tiled by the register-tile height; a kernel tap along w that reads inside the
-// input for the whole tile goes into one batch-reduce call that initializes C, a tap valid for
-// only part of the tile (at the borders) gets a second call over just those rows that
-// accumulates. So every tile runs at full height, borders included.
-struct wtap {
-    dim_t lo, hi;  // rows of C (output columns or phase positions) where the tap is valid
-    dim_t a_col;   // A column read by row 0 (may be outside A; only valid rows are read)
-    dim_t b_tap;   // kw index into the packed weights
+struct uk_rows_args {
+    dim_t K;
+    int nbatch;
+    const float *const *A;  // [nbatch][M] row pointers
+    const float *const *B;  // [nbatch]
+    dim_t ldb;              // B(k, n) = B[b][k*ldb + n]
+    float *const *C;        // [M] row pointers
+    int tail;
+    int init;  // 0 zero, 1 bias
+    const float *bias;
 };
 
-struct row_job {
+template <int M, int NV>
+void ukernel_rows(const uk_rows_args &a) {
+    V acc[M][NV];
+    const mask_t last = vt::mask(a.tail);
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j)
+            acc[m][j] = a.init ? vt::load_mask(a.bias + j * W, j == NV - 1 ? last : vt::mask(W))
+                               : vt::zero();
+    for (int b = 0; b < a.nbatch; ++b) {
+        const float *const *Ar = a.A + b * M;
+        const float *B = a.B[b];
+        for (dim_t k = 0; k < a.K; ++k) {
+            V bv[NV];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
+            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
+#pragma GCC unroll 16
+            for (int m = 0; m < M; ++m) {
+                const V av = vt::bcast(Ar[m] + k);
+#pragma GCC unroll 4
+                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
+            }
+            B += a.ldb;
+        }
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV - 1; ++j) vt::store(a.C[m] + j * W, acc[m][j]);
+        vt::store_mask(a.C[m] + (NV - 1) * W, acc[m][NV - 1], last);
+    }
+}
+
+using ukr_fn = void (*)(const uk_rows_args &);
+template <int NV, int... Ms>
+constexpr void fill_rows_row(ukr_fn *row, std::integer_sequence<int, Ms...>) {
+    ((row[Ms + 1] = &ukernel_rows<Ms + 1, NV>), ...);
+}
+struct ukr_table {
+    ukr_fn fn[5][max_rows + 1] = {};
+    constexpr ukr_table() {
+        fill_rows_row<1>(fn[1], std::make_integer_sequence<int, max_rows>{});
+        fill_rows_row<2>(fn[2], std::make_integer_sequence<int, max_rows>{});
+        fill_rows_row<3>(fn[3], std::make_integer_sequence<int, max_rows>{});
+        fill_rows_row<4>(fn[4], std::make_integer_sequence<int, max_rows>{});
+    }
+};
+static constexpr ukr_table rows_table{};
+
+// Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
+// a_mul*t + a_off[tap], valid in [0, a_size).
+struct gather_axis {
+    dim_t T, c_base, c_mul, a_mul, a_size;
+};
+struct gather_tap {
+    dim_t a_off[3];
+    dim_t w;  // tap index into the packed weights
+};
+
+struct gather_job {
     const direct_plan *pl;
-    const float *const *rows_a;  // per (kd, kh) input row: A pointer at column 0 plus channel offset
-    const dim_t *rows_tap;       // per (kd, kh) row: index of its kw = 0 tap
-    int nrows;
-    const wtap *taps;
+    fview cv, av;          // C and A tensors (channels contiguous)
+    dim_t c_chan, a_chan;  // channels per group on the C side and the A side (K)
+    gather_axis ax[3];
+    const gather_tap *taps;
     int ntaps;
-    dim_t ncols;      // rows of C
-    dim_t a_step;     // A elements between consecutive C rows (ams)
-    dim_t a_col_mul;  // A elements per A column
-    const float *wg;  // packed weights of the group and channel block
-    dim_t w_tap_stride;
-    float *c0;        // C row 0
-    dim_t cms;
-    uk_args a;        // K, ldb, tail, init, bias filled by the caller
-    int nv;
+    const float *w;  // packed weights [g][tap][K][ldn]
+    dim_t ldn, ksp;
+    const float *bias;  // per C channel, or null
+    const float *zeros; // K zeros
 };
 
-static void run_row(row_job &j, const float **A, const float **B) {
-    const int mmax = j.pl->max_m[j.nv];
-    uk_args &a = j.a;
-    const int init = a.init;
+// One thread's share of the (group, channel block) x tile space.
+static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t ntiles, dim_t nblocks,
+                       const float **A, const float **B, float **C) {
+    const conv_problem &p = j.pl->p;
+    const dim_t blk = j.pl->max_nv;
+    const int mt = j.pl->max_m[blk];
+    const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
+    uk_rows_args a{};
+    a.K = j.c_chan == 0 ? 0 : p.dir == conv_direction::fwd ? p.icg : p.ocg;
     a.A = A;
     a.B = B;
-    a.ams = j.a_step;
-    a.aks = 1;
-    a.cms = j.cms;
-    for (dim_t m0 = 0; m0 < j.ncols; m0 += mmax) {
-        const int m = int(imin(mmax, j.ncols - m0));
-        const dim_t m1 = m0 + m;
+    a.C = C;
+    a.ldb = j.ldn;
+    dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
+    for (dim_t w = s; w < e; ++w) {
+        const dim_t tile = w % ntiles, gb = w / ntiles, g = gb / nblocks;
+        const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, gb % nblocks);
+        const dim_t q0 = tile * mt;
+        const int m = int(imin(mt, Q - q0));
+        for (int r = 0; r < m; ++r) {
+            dim_t q = q0 + r;
+            pos[r][3] = q % T2;
+            q /= T2;
+            pos[r][2] = q % T1;
+            q /= T1;
+            pos[r][1] = q % T0;
+            pos[r][0] = q / T0;
+            C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
+                           j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
+                           j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
+                   g * j.c_chan + nb.c0;
+        }
         int nbat = 0;
         for (int t = 0; t < j.ntaps; ++t) {
-            const wtap &tp = j.taps[t];
-            if (tp.lo > m0 || tp.hi < m1) continue;
-            for (int r = 0; r < j.nrows; ++r) {
-                A[nbat] = j.rows_a[r] + tp.a_col * j.a_col_mul + m0 * j.a_step;
-                B[nbat++] = j.wg + (j.rows_tap[r] + tp.b_tap) * j.w_tap_stride;
+            const gather_tap &tp = j.taps[t];
+            const float **Ar = A + nbat * m;
+            bool any = false;
+            for (int r = 0; r < m; ++r) {
+                const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
+                const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
+                const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
+                const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 && x1 < j.ax[1].a_size &&
+                                x2 >= 0 && x2 < j.ax[2].a_size;
+                Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * a.K : j.zeros;
+                any |= ok;
             }
+            if (!any) continue;  // the whole tile is in the padding for this tap
+            B[nbat++] = j.w + (g * j.ksp + tp.w) * a.K * j.ldn + nb.c0;
         }
         a.nbatch = nbat;
-        a.C = j.c0 + m0 * j.cms;
-        a.init = init;
-        call_uk(m, j.nv, a);
-        for (int t = 0; t < j.ntaps; ++t) {
-            const wtap &tp = j.taps[t];
-            const dim_t lo = imax(tp.lo, m0), hi = imin(tp.hi, m1);
-            if ((tp.lo <= m0 && tp.hi >= m1) || lo >= hi || j.nrows == 0) continue;
-            nbat = 0;
-            for (int r = 0; r < j.nrows; ++r) {
-                A[nbat] = j.rows_a[r] + tp.a_col * j.a_col_mul + lo * j.a_step;
-                B[nbat++] = j.wg + (j.rows_tap[r] + tp.b_tap) * j.w_tap_stride;
-            }
-            a.nbatch = nbat;
-            a.C = j.c0 + lo * j.cms;
-            a.init = 2;
-            call_uk(int(hi - lo), j.nv, a);
-        }
+        a.tail = nb.tail;
+        a.init = j.bias ? 1 : 0;
+        a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
+        rows_table.fn[nb.nv][m](a);
     }
-    a.init = init;
 }
 
-// ------------------------------------------------------------------------------------ fwd --
-
-static void fwd_row(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
-                    const float *bias, dim_t ldn, dim_t n, dim_t od, dim_t oh, dim_t g,
-                    const nblock &nb, const float **A, const float **B, const float **rows_a,
-                    dim_t *rows_tap, wtap *taps) {
-    const conv_problem &p = pl.p;
-    const dim_t ksp = p.ksp();
-    int nrows = 0;
-    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-        if (id < 0 || id >= p.i[0]) continue;
-        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-            const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-            if (ih < 0 || ih >= p.i[1]) continue;
-            rows_a[nrows] = src.at(n, id, ih, 0) + g * p.icg;
-            rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
-        }
-    }
-    int ntaps = 0;
-    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-        const dim_t off = kw * p.dl[2] - p.pb[2];  // input column of output column 0
-        const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-        const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
-        if (lo < hi) taps[ntaps++] = {lo, hi, off, kw};
-    }
-    row_job j{};
-    j.pl = &pl;
-    j.rows_a = rows_a;
-    j.rows_tap = rows_tap;
-    j.nrows = nrows;
-    j.taps = taps;
-    j.ntaps = ntaps;
-    j.ncols = p.o[2];
-    j.a_step = p.s[2] * src.w;
-    j.a_col_mul = src.w;
-    j.wg = wp + g * ksp * p.icg * ldn + nb.c0;
-    j.w_tap_stride = p.icg * ldn;
-    j.c0 = dst.at(n, od, oh, 0) + g * p.ocg + nb.c0;
-    j.cms = dst.w;
-    j.nv = nb.nv;
-    j.a.K = p.icg;
-    j.a.ldb = ldn;
-    j.a.tail = nb.tail;
-    j.a.init = bias ? 1 : 0;
-    j.a.bias = bias ? bias + g * p.ocg + nb.c0 : nullptr;
-    run_row(j, A, B);
-}
-
-// Work items: (group, channel block) outer and rows inner, so that consecutive items of a
-// thread reuse the same packed weights from cache.
-template <typename F>
-static void for_each_row_item(int nthr, dim_t groups_blocks, dim_t rows, F &&f) {
-#pragma omp parallel num_threads(nthr)
+static void gather_parallel(const gather_job &j) {
+    const conv_problem &p = j.pl->p;
+    const int mt = j.pl->max_m[j.pl->max_nv];
+    const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
+    const dim_t ntiles = div_up(Q, mt), nblocks = div_up(j.c_chan, j.pl->max_nv * W);
+    const dim_t work = p.g * nblocks * ntiles;
+    if (work == 0) return;
+#pragma omp parallel num_threads(j.pl->nthr)
     {
+        scratch ptrs(2 * (j.ntaps * (mt + 1) + mt) + 16);
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + j.ntaps * mt;
+        float **C = const_cast<float **>(B + j.ntaps);
         dim_t s, e;
-        split(groups_blocks * rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
-        f(s, e);
+        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        gather_run(j, s, e, ntiles, nblocks, A, B, C);
     }
 }
-
-struct tables {
-    scratch mem;
-    const float **A, **B, **rows_a;
-    dim_t *rows_tap;
-    wtap *taps;
-    // Sized in 8-byte words: A and B (ksp each), rows_a and rows_tap (kd*kh each), taps (kw).
-    explicit tables(const conv_problem &p)
-        : mem(2 * (2 * p.ksp() + 2 * p.k[0] * p.k[1] + 4 * p.k[2]) + 16) {
-        A = reinterpret_cast<const float **>(mem.p);
-        B = A + p.ksp();
-        rows_a = B + p.ksp();
-        rows_tap = reinterpret_cast<dim_t *>(rows_a + p.k[0] * p.k[1]);
-        taps = reinterpret_cast<wtap *>(rows_tap + p.k[0] * p.k[1]);
-    }
-};
 
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
@@ -394,76 +415,32 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     pack_weights(p, nthr, args.wei, false, ldn, wp.p);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
-
-    const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
-    const dim_t rows = p.mb * p.o[0] * p.o[1];
-    for_each_row_item(nthr, p.g * nblocks, rows, [&](dim_t s, dim_t e) {
-        tables t(p);
-        for (dim_t w = s; w < e; ++w) {
-            const dim_t row = w % rows, gb = w / rows;
-            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            fwd_row(pl, src, dst, wp.p, p.with_bias ? bias.p : nullptr, ldn, n, od, oh,
-                    gb / nblocks, block_of(p.ocg, blk, pl.max_nv, gb % nblocks), t.A, t.B,
-                    t.rows_a, t.rows_tap, t.taps);
-        }
-    });
-    if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
-}
-
-// ------------------------------------------------------------------------------- bwd_data --
-
-static void bwd_data_row(const direct_plan &pl, const fview &src, const fview &dst,
-                         const float *wt, const float *bias, dim_t ldn, dim_t n, dim_t id,
-                         dim_t ih, dim_t g, const nblock &nb, const float **A, const float **B,
-                         const float **rows_a, dim_t *rows_tap, wtap *taps) {
-    const conv_problem &p = pl.p;
-    const dim_t ksp = p.ksp();
-    int nrows = 0;
-    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-        const dim_t t = id + p.pb[0] - kd * p.dl[0];
-        if (t < 0 || t % p.s[0] != 0 || t / p.s[0] >= p.o[0]) continue;
-        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-            const dim_t u = ih + p.pb[1] - kh * p.dl[1];
-            if (u < 0 || u % p.s[1] != 0 || u / p.s[1] >= p.o[1]) continue;
-            rows_a[nrows] = dst.at(n, t / p.s[0], u / p.s[1], 0) + g * p.ocg;
-            rows_tap[nrows++] = (kd * p.k[1] + kh) * p.k[2];
-        }
-    }
-    row_job j{};
+    scratch zeros(p.icg + W);
+    std::memset(zeros.p, 0, size_t(p.icg + W) * sizeof(float));
+    scratch taps_mem(4 * 2 * p.ksp());
+    gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
+    int ntaps = 0;
+    for (dim_t kd = 0; kd < p.k[0]; ++kd)
+        for (dim_t kh = 0; kh < p.k[1]; ++kh)
+            for (dim_t kw = 0; kw < p.k[2]; ++kw)
+                taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
+                                 (kd * p.k[1] + kh) * p.k[2] + kw};
+    gather_job j{};
     j.pl = &pl;
-    j.rows_a = rows_a;
-    j.rows_tap = rows_tap;
-    j.nrows = nrows;
+    j.cv = dst;
+    j.av = src;
+    j.c_chan = p.ocg;
+    j.a_chan = p.icg;
+    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x]};
     j.taps = taps;
-    j.a_step = dst.w;
-    j.a_col_mul = dst.w;
-    j.wg = wt + g * ksp * p.ocg * ldn + nb.c0;
-    j.w_tap_stride = p.ocg * ldn;
-    j.cms = p.s[2] * src.w;
-    j.nv = nb.nv;
-    j.a.K = p.ocg;
-    j.a.ldb = ldn;
-    j.a.tail = nb.tail;
-    j.a.init = bias ? 1 : 0;
-    j.a.bias = bias ? bias + g * p.icg + nb.c0 : nullptr;
-    // Stride phases along w: columns r, r+s, r+2s... are reached by the same kw taps, from
-    // consecutive dst columns.
-    const dim_t sw = p.s[2];
-    for (dim_t r = 0; r < imin(sw, p.i[2]); ++r) {
-        const dim_t T = div_up(p.i[2] - r, sw);
-        int ntaps = 0;
-        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-            const dim_t q = r + p.pb[2] - kw * p.dl[2];
-            if (floor_div(q, sw) * sw != q) continue;
-            const dim_t off = q / sw;  // exact: dst column of phase position t is t + off
-            const dim_t lo = imax(0, -off), hi = imin(T, p.o[2] - off);
-            if (lo < hi) taps[ntaps++] = {lo, hi, off, kw};
-        }
-        j.ntaps = ntaps;
-        j.ncols = T;
-        j.c0 = src.at(n, id, ih, r) + g * p.icg + nb.c0;
-        run_row(j, A, B);
-    }
+    j.ntaps = ntaps;
+    j.w = wp.p;
+    j.ldn = ldn;
+    j.ksp = p.ksp();
+    j.bias = p.with_bias ? bias.p : nullptr;
+    j.zeros = zeros.p;
+    gather_parallel(j);
+    if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
 }
 
 static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
@@ -479,19 +456,48 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     pack_weights(p, nthr, args.wei, true, ldn, wt.p);
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
+    scratch zeros(p.ocg + W);
+    std::memset(zeros.p, 0, size_t(p.ocg + W) * sizeof(float));
+    scratch taps_mem(4 * 2 * p.ksp());
+    gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
-    const dim_t blk = pl.max_nv, nblocks = div_up(p.icg, blk * W);
-    const dim_t rows = p.mb * p.i[0] * p.i[1];
-    for_each_row_item(nthr, p.g * nblocks, rows, [&](dim_t s, dim_t e) {
-        tables t(p);
-        for (dim_t w = s; w < e; ++w) {
-            const dim_t row = w % rows, gb = w / rows;
-            const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
-            bwd_data_row(pl, src, dst, wt.p, p.with_bias ? bias.p : nullptr, ldn, n, id, ih,
-                         gb / nblocks, block_of(p.icg, blk, pl.max_nv, gb % nblocks), t.A, t.B,
-                         t.rows_a, t.rows_tap, t.taps);
-        }
-    });
+    gather_job j{};
+    j.pl = &pl;
+    j.cv = src;
+    j.av = dst;
+    j.c_chan = p.icg;
+    j.a_chan = p.ocg;
+    j.taps = taps;
+    j.w = wt.p;
+    j.ldn = ldn;
+    j.ksp = p.ksp();
+    j.bias = p.with_bias ? bias.p : nullptr;
+    j.zeros = zeros.p;
+    // Stride phases: src pixels r + s*t (per axis) are reached by the taps k with
+    // (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s.
+    for (dim_t r0 = 0; r0 < imin(p.s[0], p.i[0]); ++r0)
+        for (dim_t r1 = 0; r1 < imin(p.s[1], p.i[1]); ++r1)
+            for (dim_t r2 = 0; r2 < imin(p.s[2], p.i[2]); ++r2) {
+                const dim_t r[3] = {r0, r1, r2};
+                int ntaps = 0;
+                for (dim_t kd = 0; kd < p.k[0]; ++kd)
+                    for (dim_t kh = 0; kh < p.k[1]; ++kh)
+                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                            const dim_t k[3] = {kd, kh, kw};
+                            gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
+                            bool ok = true;
+                            for (int x = 0; x < 3 && ok; ++x) {
+                                const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
+                                ok = floor_div(q, p.s[x]) * p.s[x] == q;
+                                t.a_off[x] = floor_div(q, p.s[x]);
+                            }
+                            if (ok) taps[ntaps++] = t;
+                        }
+                for (int x = 0; x < 3; ++x)
+                    j.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+                j.ntaps = ntaps;
+                gather_parallel(j);
+            }
     if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, p.ic(), p.i);
 }
 

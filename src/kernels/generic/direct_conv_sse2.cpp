@@ -22,7 +22,7 @@ struct vt {
     static inline V load_mask(const float *p, mask_t n) {
         if (n >= 4) return _mm_loadu_ps(p);
         alignas(16) float t[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int i = 0; i < n; ++i) t[i] = p[i];
+        for (int i = 0; i < n && i < 4; ++i) t[i] = p[i];
         return _mm_load_ps(t);
     }
     static inline V bcast(const float *p) { return _mm_set1_ps(*p); }
@@ -32,7 +32,7 @@ struct vt {
         if (n >= 4) return _mm_storeu_ps(p, v);
         alignas(16) float t[4];
         _mm_store_ps(t, v);
-        for (int i = 0; i < n; ++i) p[i] = t[i];
+        for (int i = 0; i < n && i < 4; ++i) p[i] = t[i];
     }
 };
 
