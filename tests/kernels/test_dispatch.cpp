@@ -49,10 +49,11 @@ TEST(Dispatch, SuiteLikeLayersGetOptimizedKernels) {
             if (is_conv_transpose_family(k) != l.transposed) continue;
             const compiled_partition cp = compile_op(make(k, l));
             EXPECT_NE(cp.kernel_name(), "ref:any") << to_string(k) << " " << cp.problem_desc();
-            if (detail::effective_isa() >= detail::cpu_isa::avx512)
+            if (detail::effective_isa() >= detail::cpu_isa::avx512) {
                 EXPECT_NE(cp.kernel_name().find("avx512"), std::string::npos) << cp.kernel_name();
-            else if (detail::effective_isa() == detail::cpu_isa::avx2)
+            } else if (detail::effective_isa() == detail::cpu_isa::avx2) {
                 EXPECT_NE(cp.kernel_name().find("avx2"), std::string::npos) << cp.kernel_name();
+            }
         }
 }
 
@@ -63,7 +64,9 @@ TEST(Dispatch, ReferenceOnRequestAndRefusalsHaveReasons) {
     detail::conv_problem p;  // a plain 1-group problem: the grouped kernels decline it
     for (const auto &impl : detail::impl_list()) {
         const std::string why = impl.why_not(p);
-        if (std::string(impl.name).rfind("grouped", 0) == 0) EXPECT_FALSE(why.empty()) << impl.name;
+        if (std::string(impl.name).rfind("grouped", 0) == 0) {
+            EXPECT_FALSE(why.empty()) << impl.name;
+        }
     }
     EXPECT_EQ(std::string(detail::impl_list().back().name), "ref:any");
 }
