@@ -83,16 +83,20 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const float *wt = wp + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
                             const dim_t off = kw * p.dl[2] - p.pb[2];
-                            for (int q = 0; q < m; ++q) {
+                            // Constant trip count: acc[] stays in registers.
+#pragma GCC unroll 8
+                            for (int q = 0; q < gm; ++q) {
                                 const dim_t iw = (ow0 + q) * p.s[2] + off;
-                                if (iw < 0 || iw >= p.i[2]) continue;
-                                acc[q] = grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q], perm);
+                                if (q < m && iw >= 0 && iw < p.i[2])
+                                    acc[q] = grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q], perm);
                             }
                         }
                     }
                 }
                 float *drow = dst.at(n, od, oh, ow0) + c0;
-                for (int q = 0; q < m; ++q) vt::store_mask(drow + q * dst.w, acc[q], mk);
+#pragma GCC unroll 8
+                for (int q = 0; q < gm; ++q)
+                    if (q < m) vt::store_mask(drow + q * dst.w, acc[q], mk);
             }
         }
     }
@@ -129,16 +133,19 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                         const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
-                            for (int q = 0; q < m; ++q) {
+#pragma GCC unroll 8
+                            for (int q = 0; q < gm; ++q) {
                                 const dim_t tw = iw0 + q + p.pb[2] - kw * p.dl[2];
-                                if (tw < 0 || tw % p.s[2] != 0 || tw / p.s[2] >= p.o[2]) continue;
-                                acc[q] = grouped_fma<CG>(vt::load_mask(drow + (tw / p.s[2]) * dst.w, mk), wk, acc[q], perm);
+                                if (q < m && tw >= 0 && tw % p.s[2] == 0 && tw / p.s[2] < p.o[2])
+                                    acc[q] = grouped_fma<CG>(vt::load_mask(drow + (tw / p.s[2]) * dst.w, mk), wk, acc[q], perm);
                             }
                         }
                     }
                 }
                 float *srow = src.at(n, id, ih, iw0) + c0;
-                for (int q = 0; q < m; ++q) vt::store_mask(srow + q * src.w, acc[q], mk);
+#pragma GCC unroll 8
+                for (int q = 0; q < gm; ++q)
+                    if (q < m) vt::store_mask(srow + q * src.w, acc[q], mk);
             }
         }
     }
