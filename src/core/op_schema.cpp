@@ -226,20 +226,19 @@ void validate_op_schema(const op &o) {
     // Data types: all float tensors share one of f32/bf16/f16; shape inputs are s32.
     const bool third_is_shape = nin == 3 && k != op_kind::Convolution && k != op_kind::ConvTranspose;
     data_type common = data_type::undef;
-    const char *first_name = nullptr;
-    auto check_float = [&](const logical_tensor &lt, const char *what) {
+    std::string first_name;  // owned: the names passed in are temporaries
+    auto check_float = [&](const logical_tensor &lt, const std::string &what) {
         const data_type dt = lt.dtype();
         if (dt == data_type::undef) return;
         if (dt != data_type::f32 && dt != data_type::bf16 && dt != data_type::f16)
-            err.fail(status::invalid_data_type, err.tensor_subject(what, lt),
+            err.fail(status::invalid_data_type, err.tensor_subject(what.c_str(), lt),
                      "unsupported data type", "f32, bf16 or f16", to_string(dt));
         if (common == data_type::undef) {
             common = dt;
             first_name = what;
         } else if (dt != common)
-            err.fail(status::invalid_data_type, err.tensor_subject(what, lt),
-                     std::string("all float tensors of the op share one data type (that of ") +
-                         first_name + ")",
+            err.fail(status::invalid_data_type, err.tensor_subject(what.c_str(), lt),
+                     "all float tensors of the op share one data type (that of " + first_name + ")",
                      to_string(common), to_string(dt));
     };
     for (size_t i = 0; i < nin; ++i) {
@@ -250,7 +249,7 @@ void validate_op_schema(const op &o) {
                 err.fail(status::invalid_data_type, err.tensor_subject("input 2", o.inputs()[i]),
                          "shape inputs are s32", "s32", to_string(dt));
         } else {
-            check_float(o.inputs()[i], what.c_str());
+            check_float(o.inputs()[i], what);
         }
     }
     check_float(o.outputs()[0], "output 0");
