@@ -1,0 +1,60 @@
+#include "host_tensor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/float_convert.hpp"
+
+namespace convgrad::tool {
+
+host_tensor::host_tensor(const logical_tensor &lt) : lt_(lt) {
+    count_ = lt.element_count();
+    bytes_ = lt.size_bytes();
+    const size_t alloc = (bytes_ + 64 + 63) / 64 * 64;
+    auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, alloc));
+    if (!p) throw error(status::out_of_memory, "cannot allocate " + std::to_string(alloc) + " bytes");
+    std::memset(p, 0, alloc);
+    mem_.reset(p, [](uint8_t *q) { std::free(q); });
+}
+
+dim_t host_tensor::offset_of(dim_t logical) const {
+    dim_t off = 0;
+    const dims &sh = lt_.shape(), &st = lt_.strides();
+    for (size_t d = sh.size(); d-- > 0;) {
+        off += (logical % sh[d]) * st[d];
+        logical /= sh[d];
+    }
+    return off;
+}
+
+double host_tensor::get(dim_t logical) const {
+    const dim_t off = offset_of(logical);
+    const uint8_t *b = mem_.get();
+    switch (lt_.dtype()) {
+        case data_type::f32: return reinterpret_cast<const float *>(b)[off];
+        case data_type::bf16: return detail::bf16_to_float(reinterpret_cast<const uint16_t *>(b)[off]);
+        case data_type::f16: return detail::f16_to_float(reinterpret_cast<const uint16_t *>(b)[off]);
+        case data_type::s32: return reinterpret_cast<const int32_t *>(b)[off];
+        default: return 0;
+    }
+}
+
+void host_tensor::set(dim_t logical, double v) {
+    const dim_t off = offset_of(logical);
+    uint8_t *b = mem_.get();
+    switch (lt_.dtype()) {
+        case data_type::f32: reinterpret_cast<float *>(b)[off] = float(v); break;
+        case data_type::bf16: reinterpret_cast<uint16_t *>(b)[off] = detail::double_to_bf16(v); break;
+        case data_type::f16: reinterpret_cast<uint16_t *>(b)[off] = detail::double_to_f16(v); break;
+        case data_type::s32: reinterpret_cast<int32_t *>(b)[off] = int32_t(v); break;
+        default: break;
+    }
+}
+
+std::vector<double> host_tensor::values() const {
+    std::vector<double> v(static_cast<size_t>(count_));
+    for (dim_t i = 0; i < count_; ++i) v[size_t(i)] = get(i);
+    return v;
+}
+
+}  // namespace convgrad::tool
