@@ -7,6 +7,7 @@
 #include "core/resolve.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "core/checked.hpp"
 #include "core/op_attrs.hpp"
@@ -178,15 +179,26 @@ void resolver::check_input(int i) {
                    to_string(lt.shape()) + (lt.ndims() < 0 ? " (unknown rank)" : ""));
     for (dim_t d : lt.shape())
         if (d < 0) shape_fail(subj, "dims must be non-negative", ">= 0", to_string(lt.shape()));
-    if (lt.layout() == layout_type::any || !lt.has_known_strides())
-        lt = logical_tensor(lt.id(), lt.dtype(), lt.shape(), dense_strides(lt.shape()), lt.property());
-    if (lt.strides().size() != lt.shape().size())
-        shape_fail(subj, "needs one stride per dim", str(lt.shape().size()), str(lt.strides().size()));
-    for (size_t d = 0; d < lt.shape().size(); ++d)
-        if (lt.strides()[d] < 0 || (lt.strides()[d] == 0 && lt.shape()[d] > 1))
-            shape_fail(subj, "strides must be positive (no broadcast)", "> 0",
-                       to_string(lt.strides()));
-    (void)lt.size_bytes();  // throws on overflow
+    // Strides are the user's when given (strided layout, every stride known), else dense.
+    const dims &given = lt.strides();
+    const bool strides_given = lt.layout() == layout_type::strided && !given.empty() &&
+                               std::none_of(given.begin(), given.end(),
+                                            [](dim_t x) { return x == unknown_dim; });
+    if (strides_given && given.size() != lt.shape().size())
+        shape_fail(subj, "needs one stride per dim", str(lt.shape().size()), str(given.size()));
+    try {
+        if (!strides_given)
+            lt = logical_tensor(lt.id(), lt.dtype(), lt.shape(), dense_strides(lt.shape()),
+                                lt.property());
+        for (size_t d = 0; d < lt.shape().size(); ++d)
+            if (lt.strides()[d] < 0 || (lt.strides()[d] == 0 && lt.shape()[d] > 1))
+                shape_fail(subj, "strides must be positive (no broadcast)", "> 0",
+                           to_string(lt.strides()));
+        (void)lt.size_bytes();  // throws on overflow
+    } catch (const error &e) {
+        if (e.code() != status::out_of_memory) throw;
+        err_.fail(e.code(), subj, e.what());
+    }
 }
 
 void resolver::check_lengths() {
@@ -311,10 +323,18 @@ void resolver::set_output(const dims &shape) {
             span = checked_mul(st[d], shape[d], "output extent");
         }
     } else {
-        st = dense_strides(shape);
+        try {
+            st = dense_strides(shape);
+        } catch (const error &e) {
+            err_.fail(e.code(), subj, e.what());
+        }
     }
     out = logical_tensor(out.id(), dt, shape, st, out.property());
-    (void)out.size_bytes();
+    try {
+        (void)out.size_bytes();
+    } catch (const error &e) {
+        err_.fail(e.code(), subj, e.what());
+    }
 }
 
 // The s32 shape input's values when known at compile time, else the attribute; `found` says
@@ -406,7 +426,7 @@ void resolver::infer_bwd_data() {
             const dim_t ke = checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
             dim_t y = checked_mul(a_.strides[j], small_[j] - 1, "output size");
             y = checked_add(y, ke, "output size");
-            y = checked_sub(y, r_.pads_begin[j] + r_.pads_end[j], "output size");
+            y = checked_sub(y, checked_add(r_.pads_begin[j], r_.pads_end[j], "pads"), "output size");
             y = checked_add(y, op[j], "output size");
             if (y < 1)
                 shape_fail(in_subject(roles_.dst),
@@ -466,7 +486,7 @@ void resolver::infer_bwd_data() {
             const dim_t ke = checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
             dim_t x = checked_mul(a_.strides[j], small_[j] - 1, "diff_src size");
             x = checked_add(x, ke, "diff_src size");
-            x = checked_sub(x, r_.pads_begin[j] + r_.pads_end[j], "diff_src size");
+            x = checked_sub(x, checked_add(r_.pads_begin[j], r_.pads_end[j], "pads"), "diff_src size");
             x = checked_add(x, op[j], "diff_src size");
             if (x < 1)
                 shape_fail(out_subject(),
@@ -574,10 +594,13 @@ resolved_op resolver::run() {
     for (int i = 0; i < int(r_.inputs.size()); ++i) check_input(i);
     G_ = a_.groups;
 
-    // Data type shared by all float tensors (the schema check made them agree where known).
+    // Data type shared by all float tensors (the schema check made them agree where known):
+    // the first float input's, so that a mismatch names the tensor that differs.
     data_type dt = data_type::undef;
-    for (int i = 0; i < int(r_.inputs.size()); ++i)
-        if (!(i == 2 && r_.inputs[i].dtype() == data_type::s32)) dt = r_.inputs[i].dtype();
+    for (int i = 0; i < int(r_.inputs.size()) && dt == data_type::undef; ++i) {
+        const bool is_shape = i == 2 && k != op_kind::Convolution && k != op_kind::ConvTranspose;
+        if (!is_shape) dt = r_.inputs[i].dtype();
+    }
     if (dt != data_type::f32 && dt != data_type::bf16 && dt != data_type::f16)
         err_.fail(status::invalid_data_type, in_subject(0), "unsupported data type",
                   "f32, bf16 or f16", to_string(dt));
@@ -643,7 +666,14 @@ resolved_op resolver::run() {
 resolved_op resolve_op(const op &o, const std::vector<logical_tensor> &inputs,
                        const std::vector<logical_tensor> &outputs) {
     validate_op_schema(o);
-    return resolver(o, inputs, outputs).run();
+    try {
+        return resolver(o, inputs, outputs).run();
+    } catch (const error &e) {
+        // Size arithmetic (checked.hpp, logical_tensor sizes) does not know the op.
+        const std::string who = o.describe();
+        if (std::string_view(e.what()).substr(0, who.size()) == who) throw;
+        throw error(e.code(), who + ": " + e.what());
+    }
 }
 
 }  // namespace convgrad::detail
