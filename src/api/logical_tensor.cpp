@@ -37,9 +37,14 @@ logical_tensor::logical_tensor(size_t id, data_type dt, dims shape, dims strides
       property_(pt) {}
 
 logical_tensor logical_tensor::any(size_t id, data_type dt, dims shape, property_type pt) {
-    logical_tensor lt(id, dt, std::move(shape), pt);
+    // No strides to compute: they are chosen at compile time (where sizes are checked).
+    logical_tensor lt;
+    lt.id_ = id;
+    lt.dt_ = dt;
+    lt.rank_known_ = true;
+    lt.shape_ = std::move(shape);
     lt.layout_ = layout_type::any;
-    lt.strides_.clear();
+    lt.property_ = pt;
     return lt;
 }
 
