@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bench_counters.hpp"
 #include "bench_problems.hpp"
 #include "dispatch/registry.hpp"
 #include "fma_peak.hpp"
@@ -22,10 +23,7 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p, const de
     bench::problem_buffers buf(p->r);
     const auto k = impl->create(p->r.prob);
     const detail::conv_args args = buf.args(p->r);
-    k->execute(args);  // warm-up
-    for (auto _ : state) k->execute(args);
-    state.counters["GFLOP/s"] =
-        benchmark::Counter(2 * p->r.prob.macs() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    bench::timed_loop(state, 2 * p->r.prob.macs(), [&] { k->execute(args); });
 }
 
 }  // namespace

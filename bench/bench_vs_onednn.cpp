@@ -8,17 +8,13 @@
 #include <cstdio>
 #include <string>
 
+#include "bench_counters.hpp"
 #include "bench_problems.hpp"
 #include "onednn/onednn_baseline.hpp"
 
 using namespace convgrad;
 
 namespace {
-
-void set_flops(benchmark::State &state, const bench::bench_problem *p) {
-    state.counters["GFLOP/s"] =
-        benchmark::Counter(2 * p->r.prob.macs() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-}
 
 void run_convgrad(benchmark::State &state, const bench::bench_problem *p) {
     compiled_partition cp;
@@ -33,10 +29,8 @@ void run_convgrad(benchmark::State &state, const bench::bench_problem *p) {
     bench::problem_buffers buf(p->r);
     const auto in = buf.input_tensors(cp.inputs());
     const auto out = buf.output_tensors(cp.outputs());
-    cp.execute(in, out);  // warm-up
-    for (auto _ : state) cp.execute(in, out);
+    bench::timed_loop(state, 2 * p->r.prob.macs(), [&] { cp.execute(in, out); });
     state.SetLabel(cp.kernel_name());
-    set_flops(state, p);
 }
 
 void run_onednn(benchmark::State &state, const bench::bench_problem *p, bool plain) {
@@ -48,11 +42,8 @@ void run_onednn(benchmark::State &state, const bench::bench_problem *p, bool pla
         }
         return;
     }
-    auto run = [&] { plain ? c->run_plain() : c->run_blocked(); };
-    run();  // warm-up
-    for (auto _ : state) run();
+    bench::timed_loop(state, 2 * p->r.prob.macs(), [&] { plain ? c->run_plain() : c->run_blocked(); });
     state.SetLabel(c->impl_name());
-    set_flops(state, p);
 }
 
 }  // namespace
