@@ -13,6 +13,10 @@
 namespace convgrad::detail {
 namespace {
 
+// Small problems run on the calling thread: waking a thread team costs more than the work,
+// and on a loaded machine every parallel region can wait a scheduler time slice for a thread.
+bool worth_threads(const conv_problem &p) { return p.macs() >= 65536.0; }
+
 dim_t div_floor(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 dim_t div_ceil(dim_t a, dim_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -49,7 +53,7 @@ std::vector<float> gather_data(const conv_problem &p, const void *base, const da
                                dim_t C, const dim_t *sp) {
     const dim_t plane = sp[0] * sp[1] * sp[2];
     std::vector<float> out(size_t(p.mb * C * plane));
-#pragma omp parallel for collapse(2)
+#pragma omp parallel for collapse(2) if (worth_threads(p))
     for (dim_t n = 0; n < p.mb; ++n)
         for (dim_t c = 0; c < C; ++c) {
             float *o = out.data() + (n * C + c) * plane;
@@ -116,7 +120,7 @@ void ref_fwd(const conv_problem &p, const conv_args &a) {
     const dim_t isp = p.isp(), osp = p.osp(), ksp = p.ksp();
     (void)isp;
     (void)osp;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
         std::vector<double> acc(static_cast<size_t>(osp));
 #pragma omp for collapse(2)
@@ -145,7 +149,7 @@ void ref_bwd_data(const conv_problem &p, const conv_args &a) {
     const dim_t isp = p.isp(), osp = p.osp(), ksp = p.ksp();
     (void)isp;
     (void)osp;
-#pragma omp parallel
+#pragma omp parallel if (worth_threads(p))
     {
         std::vector<double> acc(static_cast<size_t>(isp));
 #pragma omp for collapse(2)
@@ -174,7 +178,7 @@ void ref_bwd_weights(const conv_problem &p, const conv_args &a) {
     const auto dst = gather_data(p, a.dst, p.dst, p.oc(), p.o);
     const dim_t isp = p.isp(), osp = p.osp();
     const weights_layout &l = p.wei;
-#pragma omp parallel for collapse(2)
+#pragma omp parallel for collapse(2) if (worth_threads(p))
     for (dim_t oc = 0; oc < p.oc(); ++oc)
         for (dim_t ic = 0; ic < p.icg; ++ic) {
             const dim_t g = oc / p.ocg;
