@@ -1,6 +1,226 @@
-// `convgrad bench`: not yet implemented (next commit).
+// `convgrad bench`: the built-in suite of network layers (or benchdnn descriptors), each op
+// checked against the reference and timed.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
+#include "desc.hpp"
+#include "runner.hpp"
+#include "suite.hpp"
 
 namespace convgrad::tool {
-void add_bench_command(CLI::App &, int &) {}
+
+namespace {
+
+struct bench_args {
+    std::string op, dt = "f32", threads, json_file;
+    long long mb = 0;
+    std::vector<std::string> descs;
+    double budget_ms = 500;
+    double check_gflop = 0.5;
+    bool list = false;
+};
+
+struct problem {
+    std::string name, note;
+    conv_desc desc;
+    std::vector<op_kind> kinds;
+};
+
+std::vector<std::string> split_list(const std::string &s) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    std::string x;
+    while (std::getline(ss, x, ',')) v.push_back(x);
+    return v;
+}
+
+std::vector<op_kind> family_ops(bool deconv) {
+    if (deconv)
+        return {op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
+    return {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights};
+}
+
+json::document single(const op &o) {
+    json::document d;
+    d.ops.push_back(o);
+    d.attr_order.emplace_back();
+    return d;
+}
+
+struct check_outcome {
+    bool pass = true;
+    std::string text;  // "pass", "pass@mb1", "FAIL@mb1 (max_abs_err=...)"
+};
+
+// Checks the optimized kernel against the reference on the problem with its batch reduced so
+// that the (slow) reference takes about `max_gflop` at most.
+check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, double full_flops,
+                            double max_gflop) {
+    conv_desc d = full;
+    while (d.mb > 1 && full_flops * double(d.mb) / double(full.mb) > max_gflop * 1e9) d.mb = d.mb > 2 ? 2 : 1;
+    const json::document doc = single(make_op(kind, d, dt));
+    graph_runner best(doc, impl_choice::best), ref(doc, impl_choice::reference);
+    tensor_map m = best.allocate();
+    best.fill_inputs(m, 1);
+    best.execute(m);
+    tensor_map rm = ref.allocate_sharing_inputs(m);
+    ref.execute(rm);
+    const auto &s = best.steps()[0];
+    const size_t out = s.cp.outputs()[0].id();
+    const check_result c = compare(m.at(out), rm.at(out),
+                                   terms_per_output(kind, s.cp.problem_desc()), true);
+    check_outcome r;
+    r.pass = c.pass;
+    r.text = c.pass ? "pass" : "FAIL";
+    if (d.mb != full.mb) r.text += "@mb" + std::to_string(d.mb);
+    if (!c.pass) r.text += " (" + c.summary() + ")";
+    return r;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App &app, int &exit_code) {
+    auto args = std::make_shared<bench_args>();
+    CLI::App *sub = app.add_subcommand(
+        "bench",
+        "Benchmark the suite of network layers (ResNet-50, ResNeXt, MobileNetV2, DeepLab, DCGAN, U-Net,\n"
+        "FCN, HiFi-GAN...) or the given benchdnn descriptors: each op is checked against the reference\n"
+        "(on a batch of 1-2 when the problem is big) and timed (median after a warm-up).\n"
+        "Examples: convgrad bench --threads=2 --json=bench.json\n"
+        "          convgrad bench --op=ConvTransposeBackwardWeights mb32ic512ih8oc256oh16kh4sh2ph1");
+    sub->add_option("desc", args->descs,
+                    "benchdnn conv/deconv descriptors (NXC data); the ConvTranspose family reads them as "
+                    "benchdnn's deconv driver (i*/ic = its src). Default: the built-in suite");
+    sub->add_option("--op", args->op,
+                    "only this op (with descriptors: which op; default the three Convolution-family ops)");
+    sub->add_option("--dt", args->dt, "data types, comma separated: f32, bf16, f16 (default f32)");
+    sub->add_option("--threads", args->threads, "thread counts, comma separated (default: all cores)");
+    sub->add_option("--mb", args->mb, "batch size for every problem (overrides the suite's)");
+    sub->add_option("--json", args->json_file, "write one record per (problem, op, type, threads) to FILE");
+    sub->add_option("--budget-ms", args->budget_ms, "time spent timing each op after the warm-up (default 500)");
+    sub->add_option("--check-gflop", args->check_gflop,
+                    "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
+    sub->add_flag("--list", args->list, "list the suite and exit");
+    sub->callback([args, sub, &exit_code] {
+        if (args->list) {
+            for (const auto &l : default_suite())
+                std::printf("%-26s %-14s %-40s %s\n", l.name, l.deconv ? "ConvTranspose" : "Convolution", l.desc, l.note);
+            exit_code = 0;
+            return;
+        }
+        std::optional<op_kind> only;
+        if (!args->op.empty()) {
+            only = parse_op_kind(args->op);
+            if (!only) throw CLI::ValidationError("--op", "'" + args->op + "' is not one of the six op kinds");
+        }
+        std::vector<data_type> dts;
+        for (const auto &s : split_list(args->dt)) dts.push_back(parse_float_dt(s));
+        std::vector<int> threads;
+        for (const auto &s : split_list(args->threads)) {
+            try {
+                threads.push_back(std::stoi(s));
+            } catch (const std::logic_error &) {
+                throw CLI::ValidationError("--threads", "'" + s + "' is not a number");
+            }
+            if (threads.back() < 1) throw CLI::ValidationError("--threads", "must be positive");
+        }
+        if (threads.empty()) threads.push_back(current_threads());
+        if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
+
+        std::vector<problem> problems;
+        if (args->descs.empty()) {
+            for (const auto &l : default_suite()) {
+                if (only && is_conv_transpose_family(*only) != l.deconv) continue;
+                problem p{l.name, l.note, parse_desc(l.desc, l.deconv), {}};
+                p.kinds = only ? std::vector<op_kind>{*only} : family_ops(l.deconv);
+                problems.push_back(p);
+            }
+        } else {
+            for (const auto &s : args->descs) {
+                const bool deconv = only && is_conv_transpose_family(*only);
+                problem p{"", "", parse_desc(s, deconv), {}};
+                p.name = p.desc.name.empty() ? s : p.desc.name;
+                p.kinds = only ? std::vector<op_kind>{*only} : family_ops(false);
+                problems.push_back(p);
+            }
+        }
+        if (sub->count("--mb"))
+            for (auto &p : problems) p.desc.mb = args->mb;
+
+        const bool tty = isatty(STDERR_FILENO);
+        const size_t total = [&] {
+            size_t n = 0;
+            for (const auto &p : problems) n += p.kinds.size();
+            return n * dts.size() * threads.size();
+        }();
+        std::printf("%-26s %-28s %-4s %3s %8s %9s %9s  %-22s %s\n", "problem", "op", "type", "thr", "GFLOP", "ms",
+                    "GFLOP/s", "kernel", "check");
+        nlohmann::ordered_json records = nlohmann::ordered_json::array();
+        size_t done = 0;
+        bool all_pass = true;
+        for (const auto &p : problems)
+            for (op_kind kind : p.kinds)
+                for (data_type dt : dts)
+                    for (int thr : threads) {
+                        ++done;
+                        if (tty)
+                            std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %d threads...", done, total,
+                                         p.name.c_str(), to_string(kind), to_string(dt), thr);
+                        set_threads(thr);
+                        const json::document doc = single(make_op(kind, p.desc, dt));
+                        graph_runner best(doc, impl_choice::best);
+                        const double flops = best.flops();
+                        const check_outcome chk = check_problem(kind, p.desc, dt, flops, args->check_gflop);
+                        all_pass = all_pass && chk.pass;
+                        double ms;
+                        {
+                            tensor_map m = best.allocate();
+                            best.fill_inputs(m, 1);
+                            ms = time_median_ms([&] { best.execute(m); }, 3, args->budget_ms);
+                        }
+                        const std::string kernel = best.steps()[0].cp.kernel_name();
+                        if (tty) std::fprintf(stderr, "\r\033[K");
+                        std::printf("%-26s %-28s %-4s %3d %8.3f %9.3f %9.2f  %-22s %s\n", p.name.c_str(),
+                                    to_string(kind), to_string(dt), thr, flops * 1e-9, ms, flops / (ms * 1e6),
+                                    kernel.c_str(), chk.text.c_str());
+                        std::fflush(stdout);
+                        nlohmann::ordered_json r;
+                        r["name"] = p.name;
+                        r["desc"] = p.desc.str();
+                        r["op"] = to_string(kind);
+                        r["dt"] = to_string(dt);
+                        r["threads"] = thr;
+                        r["gflop"] = flops * 1e-9;
+                        r["ms"] = ms;
+                        r["gflops"] = flops / (ms * 1e6);
+                        r["kernel"] = kernel;
+                        r["check"] = chk.pass ? "pass" : "fail";
+                        r["check_detail"] = chk.text;
+                        r["onednn_plain_ms"] = nullptr;
+                        r["onednn_blocked_ms"] = nullptr;
+                        records.push_back(std::move(r));
+                    }
+        std::printf("\nproblems (benchdnn descriptors, NXC data; ConvTranspose family in deconv terms):\n");
+        for (const auto &p : problems)
+            std::printf("  %-26s %s%s%s\n", p.name.c_str(), p.desc.str().c_str(), p.note.empty() ? "" : "  ",
+                        p.note.c_str());
+        std::printf("checks: against the reference kernel on seeded small integers (exact); '@mbN': checked "
+                    "on the same problem with batch N (the reference is slow), also for the optimized kernel\n");
+        if (!args->json_file.empty()) {
+            std::ofstream f(args->json_file);
+            if (!f) throw error(status::invalid_arguments, args->json_file + ": cannot open for writing");
+            f << records.dump(2) << "\n";
+            std::printf("wrote %zu records to %s\n", records.size(), args->json_file.c_str());
+        }
+        exit_code = all_pass ? 0 : 1;
+    });
+}
+
 }  // namespace convgrad::tool
