@@ -627,6 +627,17 @@ resolved_op resolver::run() {
         if (i >= 0 && r_.inputs[i].ndims() != rank_)
             shape_fail(in_subject(i), "rank must equal that of " + std::string(input_name(data_in)),
                        str(rank_), str(r_.inputs[i].ndims()));
+    // Only the batch of a data tensor may be empty (zero-sized batch); channels and spatial
+    // sizes are positive.
+    for (int i : {roles_.src, roles_.dst}) {
+        if (i < 0) continue;
+        const data_view v = view_data(r_.inputs[i].shape(), a_.ncx);
+        bool ok = v.c >= 1;
+        for (dim_t d : v.sp) ok = ok && d >= 1;
+        if (!ok)
+            shape_fail(in_subject(i), "channels and spatial dims must be positive (only the batch may be 0)",
+                       ">= 1", to_string(r_.inputs[i].shape()));
+    }
     check_lengths();
 
     switch (roles_.dir) {

@@ -385,6 +385,18 @@ TEST(Errors, NegativeInputDims) {
     expect_compile_error(o, status::invalid_shape, {"tensor 'diff_dst' (id 0)", "non-negative", "got [1,6,-6]"});
 }
 
+TEST(Errors, EmptySpatialOrChannelDims) {
+    // Only the batch may be zero: an empty spatial axis is rejected even when pads would
+    // cover the kernel.
+    op o = base(op_kind::Convolution);
+    o.set_attr("pads_begin", dims{2}).set_attr("pads_end", dims{2});
+    o.set_inputs({lt(0, {1, 4, 0}), lt(1, {6, 4, 3})});
+    expect_compile_error(o, status::invalid_shape, {"tensor 'src' (id 0)", "only the batch may be 0", "got [1,4,0]"});
+    op c = base(op_kind::ConvTransposeBackwardData);
+    c.set_inputs({lt(0, {1, 0, 8}), lt(1, {4, 6, 3})});
+    expect_compile_error(c, status::invalid_shape, {"tensor 'diff_dst' (id 0)", "got [1,0,8]"});
+}
+
 TEST(Errors, InputStridesCountDiffers) {
     op o = base(op_kind::Convolution);
     o.set_inputs({logical_tensor(0, f32, {1, 4, 8}, {32, 8}), lt(1, {6, 4, 3})});
