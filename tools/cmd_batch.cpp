@@ -127,14 +127,18 @@ void add_batch_command(CLI::App &app, int &exit_code) {
                             throw error(status::invalid_arguments, "unsupported option '" + tok + "'");
                         }
                     } catch (const CLI::ValidationError &e) {
-                        std::cout << "FAIL " << where << ": " << e.what() << std::endl;
+                        std::cout << "FAIL " << where << ": " << e.what() << " (rest of the line skipped)" << std::endl;
                         ++failed;
+                        break;
                     } catch (const error &e) {
-                        std::cout << "FAIL " << where << ": " << e.what() << std::endl;
+                        std::cout << "FAIL " << where << ": " << e.what() << " (rest of the line skipped)" << std::endl;
                         ++failed;
+                        break;
                     } catch (const std::logic_error &e) {
-                        std::cout << "FAIL " << where << ": bad value in '" << tok << "'" << std::endl;
+                        std::cout << "FAIL " << where << ": bad value in '" << tok << "' (rest of the line skipped)"
+                                  << std::endl;
                         ++failed;
+                        break;
                     }
                 }
             }

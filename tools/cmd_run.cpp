@@ -50,10 +50,10 @@ void add_run_command(CLI::App &app, int &exit_code) {
     sub->add_option("--impl", args->impl, "best (default) or reference")->check(CLI::IsMember({"best", "reference"}));
     sub->add_option("--threads", args->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)");
     sub->add_option("--dump-json", args->dump_json, "write the rewritten graph, with the compiled shapes, to FILE");
-    sub->callback([args, &exit_code] {
+    sub->callback([args, sub, &exit_code] {
         case_options o;
         if (!args->dt.empty()) o.rewrite.dt = parse_float_dt(args->dt);
-        if (args->mb) o.rewrite.mb = args->mb;
+        if (sub->count("--mb")) o.rewrite.mb = args->mb;
         o.rewrite.in_shapes = args->in_shapes;
         o.rewrite.op_attrs = args->op_attrs;
         for (const auto &s : args->inputs) o.input_files.push_back(parse_id_file(s, "--input"));
