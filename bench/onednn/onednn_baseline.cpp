@@ -275,6 +275,8 @@ std::unique_ptr<onednn_conv> onednn_conv::create(const conv_problem &p, std::str
         return std::make_unique<runner>(p);
     } catch (const dnnl::error &e) {
         why_not = std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")";
+    } catch (const std::exception &e) {  // e.g. std::bad_alloc for huge problems
+        why_not = e.what();
     }
     return nullptr;
 }
@@ -292,6 +294,9 @@ onednn_timing time_onednn(const conv_problem &p, int threads, int reps) {
     } catch (const dnnl::error &e) {
         t.plain_ms = t.blocked_ms = NAN;
         t.note = std::string("oneDNN: ") + e.what();
+    } catch (const std::exception &e) {
+        t.plain_ms = t.blocked_ms = NAN;
+        t.note = e.what();
     }
     omp_set_num_threads(saved_threads);
     return t;
