@@ -245,10 +245,11 @@ struct uk_rows_args {
     int nbatch;
     const float *const *A;  // [nbatch][M] row pointers
     const float *const *B;  // [nbatch]
-    dim_t ldb;              // B(k, n) = B[b][k*ldb + n]
+    dim_t a_off, b_off;     // A(m, k) = A[b][m][a_off + k], B(k, n) = B[b][b_off + k*ldb + n]
+    dim_t ldb;
     float *const *C;        // [M] row pointers
     int tail;
-    int init;  // 0 zero, 1 bias
+    int init;  // 0: C = sum, 1: C = bias + sum, 2: C += sum
     const float *bias;
 };
 
@@ -259,13 +260,16 @@ void ukernel_rows(const uk_rows_args &a) {
 #pragma GCC unroll 16
     for (int m = 0; m < M; ++m)
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j)
-            acc[m][j] = a.init ? vt::load_mask(a.bias + j * W, j == NV - 1 ? last : vt::mask(W))
-                               : vt::zero();
+        for (int j = 0; j < NV; ++j) {
+            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
+            acc[m][j] = a.init == 0   ? vt::zero()
+                        : a.init == 1 ? vt::load_mask(a.bias + j * W, mk)
+                                      : vt::load_mask(a.C[m] + j * W, mk);
+        }
     for (int b = 0; b < a.nbatch; ++b) {
         const float *const *Ar = a.A + b * M;
-        const float *B = a.B[b];
-        for (dim_t k = 0; k < a.K; ++k) {
+        const float *B = a.B[b] + a.b_off;
+        for (dim_t k = a.a_off; k < a.a_off + a.K; ++k) {
             V bv[NV];
 #pragma GCC unroll 4
             for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
@@ -326,60 +330,86 @@ struct gather_job {
     const float *zeros; // K zeros
 };
 
-// One thread's share of the (group, channel block) x tile space.
-static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t ntiles, dim_t nblocks,
-                       const float **A, const float **B, float **C) {
+// Tiles are handled in groups of `tiles_per_unit`. When a tap-by-K panel of packed weights
+// would not stay in L1, K is cut into chunks that do (`kc`): each chunk runs over every tile of
+// the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
+constexpr int tiles_per_unit = 8;
+
+struct gather_tables {
+    const float **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
+    const float **B;  // [tile][slot]
+    float **C;        // [tile][M]
+    int *nbat;        // [tile]
+};
+
+static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks,
+                       dim_t kc, const gather_tables &tb) {
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
     const int mt = j.pl->max_m[blk];
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
+    const dim_t ntiles = div_up(Q, mt);
+    const dim_t K = p.dir == conv_direction::fwd ? p.icg : p.ocg;
     uk_rows_args a{};
-    a.K = j.c_chan == 0 ? 0 : p.dir == conv_direction::fwd ? p.icg : p.ocg;
-    a.A = A;
-    a.B = B;
-    a.C = C;
     a.ldb = j.ldn;
     dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
     for (dim_t w = s; w < e; ++w) {
-        const dim_t tile = w % ntiles, gb = w / ntiles, g = gb / nblocks;
+        const dim_t unit = w % nunits, gb = w / nunits, g = gb / nblocks;
         const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, gb % nblocks);
-        const dim_t q0 = tile * mt;
-        const int m = int(imin(mt, Q - q0));
-        for (int r = 0; r < m; ++r) {
-            dim_t q = q0 + r;
-            pos[r][3] = q % T2;
-            q /= T2;
-            pos[r][2] = q % T1;
-            q /= T1;
-            pos[r][1] = q % T0;
-            pos[r][0] = q / T0;
-            C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
-                           j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
-                           j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
-                   g * j.c_chan + nb.c0;
-        }
-        int nbat = 0;
-        for (int t = 0; t < j.ntaps; ++t) {
-            const gather_tap &tp = j.taps[t];
-            const float **Ar = A + nbat * m;
-            bool any = false;
+        const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
+        for (dim_t tile = tile0; tile < tile1; ++tile) {
+            const dim_t ti = tile - tile0, q0 = tile * mt;
+            const int m = int(imin(mt, Q - q0));
+            float **C = tb.C + ti * mt;
             for (int r = 0; r < m; ++r) {
-                const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
-                const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
-                const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
-                const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 && x1 < j.ax[1].a_size &&
-                                x2 >= 0 && x2 < j.ax[2].a_size;
-                Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * a.K : j.zeros;
-                any |= ok;
+                dim_t q = q0 + r;
+                pos[r][3] = q % T2;
+                q /= T2;
+                pos[r][2] = q % T1;
+                q /= T1;
+                pos[r][1] = q % T0;
+                pos[r][0] = q / T0;
+                C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
+                               j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
+                               j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
+                       g * j.c_chan + nb.c0;
             }
-            if (!any) continue;  // the whole tile is in the padding for this tap
-            B[nbat++] = j.w + (g * j.ksp + tp.w) * a.K * j.ldn + nb.c0;
+            int nbat = 0;
+            for (int t = 0; t < j.ntaps; ++t) {
+                const gather_tap &tp = j.taps[t];
+                // Rows of one slot are m apart: the microkernel reads A[b*M + row].
+                const float **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
+                bool any = false;
+                for (int r = 0; r < m; ++r) {
+                    const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
+                    const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
+                    const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
+                    const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 &&
+                                    x1 < j.ax[1].a_size && x2 >= 0 && x2 < j.ax[2].a_size;
+                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * K : j.zeros;
+                    any |= ok;
+                }
+                if (!any) continue;  // the whole tile is in the padding for this tap
+                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0;
+            }
+            tb.nbat[ti] = nbat;
         }
-        a.nbatch = nbat;
         a.tail = nb.tail;
-        a.init = j.bias ? 1 : 0;
         a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
-        rows_table.fn[nb.nv][m](a);
+        for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
+            a.a_off = k0;
+            a.b_off = k0 * j.ldn;
+            a.K = imin(kc, K - k0);
+            a.init = k0 > 0 ? 2 : j.bias ? 1 : 0;
+            for (dim_t tile = tile0; tile < tile1; ++tile) {
+                const dim_t ti = tile - tile0;
+                a.A = tb.A + ti * j.ntaps * mt;
+                a.B = tb.B + ti * j.ntaps;
+                a.C = tb.C + ti * mt;
+                a.nbatch = tb.nbat[ti];
+                rows_table.fn[nb.nv][int(imin(mt, Q - tile * mt))](a);
+            }
+        }
     }
 }
 
@@ -388,17 +418,25 @@ static void gather_parallel(const gather_job &j) {
     const int mt = j.pl->max_m[j.pl->max_nv];
     const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
     const dim_t ntiles = div_up(Q, mt), nblocks = div_up(j.c_chan, j.pl->max_nv * W);
-    const dim_t work = p.g * nblocks * ntiles;
+    const dim_t nunits = div_up(ntiles, tiles_per_unit);
+    const dim_t work = p.g * nblocks * nunits;
     if (work == 0) return;
+    // K chunk: the taps x K x (block width) panel of weights within about 40 KiB of L1.
+    const dim_t K = p.dir == conv_direction::fwd ? p.icg : p.ocg;
+    const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, j.pl->max_nv * W) * dim_t(sizeof(float));
+    const dim_t kc = K * row_bytes <= 256 * 1024 ? imax(K, 1) : imax(8, (40 * 1024) / imax(row_bytes, 1));
 #pragma omp parallel num_threads(j.pl->nthr)
     {
-        scratch ptrs(2 * (j.ntaps * (mt + 1) + mt) + 16);
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + j.ntaps * mt;
-        float **C = const_cast<float **>(B + j.ntaps);
+        const dim_t slots = dim_t(tiles_per_unit) * j.ntaps;
+        scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
+        gather_tables tb;
+        tb.A = reinterpret_cast<const float **>(ptrs.p);
+        tb.B = tb.A + slots * mt;
+        tb.C = const_cast<float **>(tb.B + slots);
+        tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
         dim_t s, e;
         split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
-        gather_run(j, s, e, ntiles, nblocks, A, B, C);
+        gather_run(j, s, e, nunits, nblocks, kc, tb);
     }
 }
 
