@@ -413,21 +413,26 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
     }
 }
 
-static void gather_parallel(const gather_job &j) {
-    const conv_problem &p = j.pl->p;
-    const int mt = j.pl->max_m[j.pl->max_nv];
-    const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
-    const dim_t ntiles = div_up(Q, mt), nblocks = div_up(j.c_chan, j.pl->max_nv * W);
-    const dim_t nunits = div_up(ntiles, tiles_per_unit);
-    const dim_t work = p.g * nblocks * nunits;
-    if (work == 0) return;
-    // K chunk: the taps x K x (block width) panel of weights within about 40 KiB of L1.
+// Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
+// the work of all of them is split statically over the threads.
+static void gather_parallel(const gather_job *jobs, dim_t njobs) {
+    const direct_plan &pl = *jobs[0].pl;
+    const conv_problem &p = pl.p;
+    const int mt = pl.max_m[pl.max_nv];
     const dim_t K = p.dir == conv_direction::fwd ? p.icg : p.ocg;
-    const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, j.pl->max_nv * W) * dim_t(sizeof(float));
-    const dim_t kc = K * row_bytes <= 256 * 1024 ? imax(K, 1) : imax(8, (40 * 1024) / imax(row_bytes, 1));
-#pragma omp parallel num_threads(j.pl->nthr)
+    const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
+    dim_t total = 0;
+    int max_taps = 0;
+    for (dim_t c = 0; c < njobs; ++c) {
+        const gather_job &j = jobs[c];
+        const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
+        total += p.g * nblocks * div_up(div_up(Q, mt), tiles_per_unit);
+        max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
+    }
+    if (total == 0) return;
+#pragma omp parallel num_threads(pl.nthr)
     {
-        const dim_t slots = dim_t(tiles_per_unit) * j.ntaps;
+        const dim_t slots = dim_t(tiles_per_unit) * max_taps;
         scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
         gather_tables tb;
         tb.A = reinterpret_cast<const float **>(ptrs.p);
@@ -435,8 +440,23 @@ static void gather_parallel(const gather_job &j) {
         tb.C = const_cast<float **>(tb.B + slots);
         tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
         dim_t s, e;
-        split(work, omp_get_num_threads(), omp_get_thread_num(), s, e);
-        gather_run(j, s, e, nunits, nblocks, kc, tb);
+        split(total, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        dim_t base = 0;
+        for (dim_t c = 0; c < njobs && base < e; ++c) {
+            const gather_job &j = jobs[c];
+            const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
+            const dim_t nunits = div_up(div_up(Q, mt), tiles_per_unit);
+            const dim_t work = p.g * nblocks * nunits;
+            const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
+            if (ls < le) {
+                // K chunk: the taps x K x (block width) panel of weights within ~40 KiB of L1.
+                const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
+                const dim_t kc = K * row_bytes <= 256 * 1024 ? imax(K, 1)
+                                                             : imax(8, (40 * 1024) / imax(row_bytes, 1));
+                gather_run(j, ls, le, nunits, nblocks, kc, tb);
+            }
+            base += work;
+        }
     }
 }
 
@@ -477,7 +497,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.ksp = p.ksp();
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
-    gather_parallel(j);
+    gather_parallel(&j, 1);
     if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
 }
 
@@ -512,30 +532,38 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     // Stride phases: src pixels r + s*t (per axis) are reached by the taps k with
-    // (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s.
-    for (dim_t r0 = 0; r0 < imin(p.s[0], p.i[0]); ++r0)
-        for (dim_t r1 = 0; r1 < imin(p.s[1], p.i[1]); ++r1)
-            for (dim_t r2 = 0; r2 < imin(p.s[2], p.i[2]); ++r2) {
-                const dim_t r[3] = {r0, r1, r2};
-                int ntaps = 0;
-                for (dim_t kd = 0; kd < p.k[0]; ++kd)
-                    for (dim_t kh = 0; kh < p.k[1]; ++kh)
-                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                            const dim_t k[3] = {kd, kh, kw};
-                            gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
-                            bool ok = true;
-                            for (int x = 0; x < 3 && ok; ++x) {
-                                const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
-                                ok = floor_div(q, p.s[x]) * p.s[x] == q;
-                                t.a_off[x] = floor_div(q, p.s[x]);
-                            }
-                            if (ok) taps[ntaps++] = t;
-                        }
-                for (int x = 0; x < 3; ++x)
-                    j.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
-                j.ntaps = ntaps;
-                gather_parallel(j);
-            }
+    // (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s. Every tap belongs
+    // to exactly one phase, so all phases together hold ksp taps.
+    dim_t nph[3];
+    for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
+    const dim_t nphases = nph[0] * nph[1] * nph[2];
+    scratch jobs_mem(dim_t(sizeof(gather_job) / sizeof(float) + 1) * nphases);
+    gather_job *jobs = reinterpret_cast<gather_job *>(jobs_mem.p);
+    dim_t used = 0;
+    for (dim_t ph = 0; ph < nphases; ++ph) {
+        const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
+        gather_job &jp = jobs[ph];
+        jp = j;
+        jp.taps = taps + used;
+        int ntaps = 0;
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t kh = 0; kh < p.k[1]; ++kh)
+                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                    const dim_t k[3] = {kd, kh, kw};
+                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
+                    bool ok = true;
+                    for (int x = 0; x < 3 && ok; ++x) {
+                        const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
+                        ok = floor_div(q, p.s[x]) * p.s[x] == q;
+                        t.a_off[x] = floor_div(q, p.s[x]);
+                    }
+                    if (ok) taps[used + ntaps++] = t;
+                }
+        used += ntaps;
+        for (int x = 0; x < 3; ++x) jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+        jp.ntaps = ntaps;
+    }
+    gather_parallel(jobs, nphases);
     if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, p.ic(), p.i);
 }
 

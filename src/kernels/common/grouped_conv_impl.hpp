@@ -62,14 +62,15 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
 #pragma omp parallel num_threads(pl.nthr)
     {
         dim_t s, e;
-        split(rows * nblocks, omp_get_num_threads(), omp_get_thread_num(), s, e);
-        for (dim_t w = s; w < e; ++w) {
-            const dim_t b = w / rows, row = w % rows;
+        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t row = s; row < e; ++row) {
             const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            const dim_t c0 = b * W;
-            const mask_t mk = vt::mask(int(imin(W, C - c0)));
-            const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
-            for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm) {
+            // Channel blocks innermost: the pixels of a tile stay in L1 across all blocks.
+            for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm)
+            for (dim_t b = 0; b < nblocks; ++b) {
+                const dim_t c0 = b * W;
+                const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                 const int m = int(imin(gm, p.o[2] - ow0));
                 V acc[gm];
                 for (int q = 0; q < gm; ++q) acc[q] = binit;
@@ -113,14 +114,14 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
 #pragma omp parallel num_threads(pl.nthr)
     {
         dim_t s, e;
-        split(rows * nblocks, omp_get_num_threads(), omp_get_thread_num(), s, e);
-        for (dim_t w = s; w < e; ++w) {
-            const dim_t b = w / rows, row = w % rows;
+        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        for (dim_t row = s; row < e; ++row) {
             const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
-            const dim_t c0 = b * W;
-            const mask_t mk = vt::mask(int(imin(W, C - c0)));
-            const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
-            for (dim_t iw0 = 0; iw0 < p.i[2]; iw0 += gm) {
+            for (dim_t iw0 = 0; iw0 < p.i[2]; iw0 += gm)
+            for (dim_t b = 0; b < nblocks; ++b) {
+                const dim_t c0 = b * W;
+                const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                 const int m = int(imin(gm, p.i[2] - iw0));
                 V acc[gm];
                 for (int q = 0; q < gm; ++q) acc[q] = binit;
