@@ -2,13 +2,17 @@
 // checked against the reference and timed.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "baseline.hpp"
 #include "commands.hpp"
 #include "desc.hpp"
 #include "runner.hpp"
@@ -25,7 +29,27 @@ struct bench_args {
     double budget_ms = 500;
     double check_gflop = 0.5;
     bool list = false;
+    bool no_onednn = false;
 };
+
+// Speed ratios of one (op, type, threads) group, for the geometric means.
+struct ratio_group {
+    double log_plain = 0, log_blocked = 0;
+    int n_plain = 0, n_blocked = 0, below_08 = 0, n = 0;
+};
+
+std::string fmt_ms(double ms) {
+    if (std::isnan(ms)) return "n/a";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", ms);
+    return b;
+}
+std::string fmt_ratio(double r) {
+    if (std::isnan(r)) return "n/a";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2fx", r);
+    return b;
+}
 
 struct problem {
     std::string name, note;
@@ -108,6 +132,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--check-gflop", args->check_gflop,
                     "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
     sub->add_flag("--list", args->list, "list the suite and exit");
+    sub->add_flag("--no-onednn", args->no_onednn, "do not run oneDNN side by side (when built with it)");
     sub->callback([args, sub, &exit_code] {
         if (args->list) {
             for (const auto &l : default_suite())
@@ -160,8 +185,21 @@ void add_bench_command(CLI::App &app, int &exit_code) {
             for (const auto &p : problems) n += p.kinds.size();
             return n * dts.size() * threads.size();
         }();
-        std::printf("%-26s %-28s %-4s %3s %8s %9s %9s  %-22s %s\n", "problem", "op", "type", "thr", "GFLOP", "ms",
-                    "GFLOP/s", "kernel", "check");
+        const bool with_onednn = onednn_available() && !args->no_onednn;
+        std::map<int, double> peak;  // FMA peak per thread count, measured now
+        for (int thr : threads) {
+            peak[thr] = fma_peak_gflops(thr);
+            std::printf("FMA peak on %d thread%s: %.1f GFLOP/s (f32, measured now)\n", thr, thr > 1 ? "s" : "",
+                        peak[thr]);
+        }
+        std::printf("oneDNN side by side: %s\n", with_onednn ? "yes (oneDNN 2.6; 'x plain' / 'x blocked' = oneDNN "
+                                                               "time / convgrad time, > 1 means convgrad is faster)"
+                                                             : (args->no_onednn ? "no (--no-onednn)"
+                                                                                : "no (built without libdnnl-dev)"));
+        std::printf("%-26s %-28s %-4s %3s %8s %9s %9s %6s  %-22s %-9s %9s %9s %8s %8s\n", "problem", "op", "type",
+                    "thr", "GFLOP", "ms", "GFLOP/s", "%peak", "kernel", "check", "dnnl_pl", "dnnl_blk", "x plain",
+                    "x blocked");
+        std::map<std::string, ratio_group> groups;
         nlohmann::ordered_json records = nlohmann::ordered_json::array();
         size_t done = 0;
         bool all_pass = true;
@@ -186,10 +224,27 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             ms = time_median_ms([&] { best.execute(m); }, 3, args->budget_ms);
                         }
                         const std::string kernel = best.steps()[0].cp.kernel_name();
+                        baseline_time dnnl;
+                        if (with_onednn) {
+                            const int reps = int(std::clamp(args->budget_ms / std::max(ms, 1e-3), 3.0, 50.0));
+                            dnnl = time_onednn_for(doc.ops[0], thr, reps);
+                        }
+                        const double gflops = flops / (ms * 1e6);
+                        const double x_plain = dnnl.plain_ms / ms, x_blocked = dnnl.blocked_ms / ms;
+                        ratio_group &grp = groups[std::string(to_string(kind)) + " " + to_string(dt) + " " +
+                                                  std::to_string(thr) + "t"];
+                        ++grp.n;
+                        if (!std::isnan(x_plain)) grp.log_plain += std::log(x_plain), ++grp.n_plain;
+                        if (!std::isnan(x_blocked)) grp.log_blocked += std::log(x_blocked), ++grp.n_blocked;
+                        if (std::min(std::isnan(x_plain) ? INFINITY : x_plain,
+                                     std::isnan(x_blocked) ? INFINITY : x_blocked) < 0.8)
+                            ++grp.below_08;
                         if (tty) std::fprintf(stderr, "\r\033[K");
-                        std::printf("%-26s %-28s %-4s %3d %8.3f %9.3f %9.2f  %-22s %s\n", p.name.c_str(),
-                                    to_string(kind), to_string(dt), thr, flops * 1e-9, ms, flops / (ms * 1e6),
-                                    kernel.c_str(), chk.text.c_str());
+                        std::printf("%-26s %-28s %-4s %3d %8.3f %9.3f %9.2f %5.1f%%  %-22s %-9s %9s %9s %8s %8s\n",
+                                    p.name.c_str(), to_string(kind), to_string(dt), thr, flops * 1e-9, ms, gflops,
+                                    100.0 * gflops / peak[thr], kernel.c_str(), chk.text.c_str(),
+                                    fmt_ms(dnnl.plain_ms).c_str(), fmt_ms(dnnl.blocked_ms).c_str(),
+                                    fmt_ratio(x_plain).c_str(), fmt_ratio(x_blocked).c_str());
                         std::fflush(stdout);
                         nlohmann::ordered_json r;
                         r["name"] = p.name;
@@ -203,10 +258,23 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         r["kernel"] = kernel;
                         r["check"] = chk.pass ? "pass" : "fail";
                         r["check_detail"] = chk.text;
-                        r["onednn_plain_ms"] = nullptr;
-                        r["onednn_blocked_ms"] = nullptr;
+                        r["peak_gflops"] = std::isnan(peak[thr]) ? nlohmann::ordered_json() : nlohmann::ordered_json(peak[thr]);
+                        r["onednn_plain_ms"] = std::isnan(dnnl.plain_ms) ? nlohmann::ordered_json()
+                                                                         : nlohmann::ordered_json(dnnl.plain_ms);
+                        r["onednn_blocked_ms"] = std::isnan(dnnl.blocked_ms) ? nlohmann::ordered_json()
+                                                                             : nlohmann::ordered_json(dnnl.blocked_ms);
+                        r["onednn_note"] = dnnl.note;
                         records.push_back(std::move(r));
                     }
+        if (with_onednn) {
+            std::printf("\ngeometric mean of the speed ratio over oneDNN (oneDNN time / convgrad time):\n");
+            std::printf("  %-40s %9s %9s %s\n", "op type threads", "x plain", "x blocked", "layers < 0.8x of oneDNN's best");
+            for (const auto &[key, g] : groups)
+                std::printf("  %-40s %9s %9s %d of %d\n", key.c_str(),
+                            fmt_ratio(g.n_plain ? std::exp(g.log_plain / g.n_plain) : NAN).c_str(),
+                            fmt_ratio(g.n_blocked ? std::exp(g.log_blocked / g.n_blocked) : NAN).c_str(),
+                            g.below_08, g.n);
+        }
         std::printf("\nproblems (benchdnn descriptors, NXC data; ConvTranspose family in deconv terms):\n");
         for (const auto &p : problems)
             std::printf("  %-26s %s%s%s\n", p.name.c_str(), p.desc.str().c_str(), p.note.empty() ? "" : "  ",
