@@ -451,8 +451,10 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within ~40 KiB of L1.
                 const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
-                const dim_t kc = K * row_bytes <= 256 * 1024 ? imax(K, 1)
-                                                             : imax(8, (40 * 1024) / imax(row_bytes, 1));
+                // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
+                const dim_t kc = K * row_bytes <= 256 * 1024
+                                     ? imax(K, 1)
+                                     : imax(16, (40 * 1024) / imax(row_bytes, 1) / 16 * 16);
                 gather_run(j, ls, le, nunits, nblocks, kc, tb);
             }
             base += work;
