@@ -84,6 +84,15 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const float *wt = wp + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
                             const dim_t off = kw * p.dl[2] - p.pb[2];
+                            const dim_t iw0 = ow0 * p.s[2] + off, step = p.s[2] * src.w;
+                            if (m == gm && iw0 >= 0 && iw0 + (gm - 1) * p.s[2] < p.i[2]) {
+                                // Interior tile: every pixel of it reads inside the row.
+                                const float *x = srow + iw0 * src.w;
+#pragma GCC unroll 8
+                                for (int q = 0; q < gm; ++q)
+                                    acc[q] = grouped_fma<CG>(vt::load_mask(x + q * step, mk), wt, acc[q], perm);
+                                continue;
+                            }
                             // Constant trip count: acc[] stays in registers.
 #pragma GCC unroll 8
                             for (int q = 0; q < gm; ++q) {
@@ -134,6 +143,15 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                         const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
+                            const dim_t tw0 = iw0 + p.pb[2] - kw * p.dl[2];
+                            if (p.s[2] == 1 && m == gm && tw0 >= 0 && tw0 + gm - 1 < p.o[2]) {
+                                // Interior tile at stride 1: consecutive dst pixels.
+                                const float *x = drow + tw0 * dst.w;
+#pragma GCC unroll 8
+                                for (int q = 0; q < gm; ++q)
+                                    acc[q] = grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q], perm);
+                                continue;
+                            }
 #pragma GCC unroll 8
                             for (int q = 0; q < gm; ++q) {
                                 const dim_t tw = iw0 + q + p.pb[2] - kw * p.dl[2];
