@@ -188,37 +188,56 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
         dim_t s, e;
         split(rows, nt, ithr, s, e);
+        // With few group channels, four accumulators per channel hide the FMA latency of the
+        // chain along w (the order of the sums is fixed, so results repeat exactly); with 4 or
+        // more, the channels themselves are independent chains.
+        constexpr int U = CG >= 4 ? 1 : 4;
         for (dim_t row = s; row < e; ++row) {
             const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                if (id < 0 || id >= p.i[0]) continue;
-                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                    const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                    if (ih < 0 || ih >= p.i[1]) continue;
-                    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                        const dim_t off = kw * p.dl[2] - p.pb[2];
-                        const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-                        const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
-                        const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
-                        for (dim_t b = 0; b < nblocks; ++b) {
-                            const dim_t c0 = b * W;
-                            const mask_t mk = vt::mask(int(imin(W, C - c0)));
-                            const float *drow = dst.at(n, od, oh, 0) + c0;
-                            const float *srow = src.at(n, id, ih, 0) + c0;
-                            V acc[CG];
-                            for (int i = 0; i < CG; ++i) acc[i] = vt::zero();
-                            for (dim_t ow = lo; ow < hi; ++ow) {
-                                const V dv = vt::load_mask(drow + ow * dst.w, mk);
-                                const V sv = vt::load_mask(srow + (ow * p.s[2] + off) * src.w, mk);
-                                if constexpr (CG == 1) acc[0] = vt::fma(dv, sv, acc[0]);
-                                else
+            // Channel block outermost: its cache lines of the rows stay in L1 across the taps.
+            for (dim_t b = 0; b < nblocks; ++b) {
+                const dim_t c0 = b * W;
+                const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                const float *drow = dst.at(n, od, oh, 0) + c0;
+                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                    if (id < 0 || id >= p.i[0]) continue;
+                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (ih < 0 || ih >= p.i[1]) continue;
+                        const float *srow = src.at(n, id, ih, 0) + c0;
+                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                            const dim_t off = kw * p.dl[2] - p.pb[2];
+                            const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+                            const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                            const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
+                            const dim_t sstep = p.s[2] * src.w;
+                            V acc[U][CG];
+                            for (int u = 0; u < U; ++u)
+                                for (int i = 0; i < CG; ++i) acc[u][i] = vt::zero();
+                            dim_t ow = lo;
+                            for (; ow + U <= hi; ow += U) {
+#pragma GCC unroll 4
+                                for (int u = 0; u < U; ++u) {
+                                    const V dv = vt::load_mask(drow + (ow + u) * dst.w, mk);
+                                    const V sv = vt::load_mask(srow + (ow + u) * sstep + off * src.w, mk);
+#pragma GCC unroll 8
                                     for (int i = 0; i < CG; ++i)
-                                        acc[i] = vt::fma(dv, vt::permute(sv, perm[i]), acc[i]);
+                                        acc[u][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[u][i]);
+                                }
+                            }
+                            for (; ow < hi; ++ow) {
+                                const V dv = vt::load_mask(drow + ow * dst.w, mk);
+                                const V sv = vt::load_mask(srow + ow * sstep + off * src.w, mk);
+                                for (int i = 0; i < CG; ++i)
+                                    acc[0][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[0][i]);
                             }
                             float *pp = P + ((b * ksp + t) * CG) * W;
-                            for (int i = 0; i < CG; ++i)
-                                vt::store(pp + i * W, vt::add(acc[i], vt::load(pp + i * W)));
+                            for (int i = 0; i < CG; ++i) {
+                                V sum = acc[0][i];
+                                for (int u = 1; u < U; ++u) sum = vt::add(sum, acc[u][i]);
+                                vt::store(pp + i * W, vt::add(sum, vt::load(pp + i * W)));
+                            }
                         }
                     }
                 }
