@@ -126,45 +126,52 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
         split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
         for (dim_t row = s; row < e; ++row) {
             const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
-            for (dim_t iw0 = 0; iw0 < p.i[2]; iw0 += gm)
-            for (dim_t b = 0; b < nblocks; ++b) {
-                const dim_t c0 = b * W;
-                const mask_t mk = vt::mask(int(imin(W, C - c0)));
-                const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
-                const int m = int(imin(gm, p.i[2] - iw0));
-                V acc[gm];
-                for (int q = 0; q < gm; ++q) acc[q] = binit;
-                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                    const dim_t td = id + p.pb[0] - kd * p.dl[0];
-                    if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
-                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                        const dim_t th = ih + p.pb[1] - kh * p.dl[1];
-                        if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
-                        const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
-                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                            const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
-                            const dim_t tw0 = iw0 + p.pb[2] - kw * p.dl[2];
-                            if (p.s[2] == 1 && m == gm && tw0 >= 0 && tw0 + gm - 1 < p.o[2]) {
-                                // Interior tile at stride 1: consecutive dst pixels.
-                                const float *x = drow + tw0 * dst.w;
+            // Stride phases along w: src pixels r + s*t (t = t0 + q) are reached by the kw taps
+            // with (r + pb - kw*dl) divisible by s, from the consecutive dst pixels t + off.
+            for (dim_t r = 0; r < imin(p.s[2], p.i[2]); ++r) {
+                const dim_t T = div_up(p.i[2] - r, p.s[2]);
+                for (dim_t t0 = 0; t0 < T; t0 += gm)
+                for (dim_t b = 0; b < nblocks; ++b) {
+                    const dim_t c0 = b * W;
+                    const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                    const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
+                    const int m = int(imin(gm, T - t0));
+                    V acc[gm];
+                    for (int q = 0; q < gm; ++q) acc[q] = binit;
+                    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                        const dim_t td = id + p.pb[0] - kd * p.dl[0];
+                        if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
+                        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                            const dim_t th = ih + p.pb[1] - kh * p.dl[1];
+                            if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
+                            const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
+                            for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                                const dim_t qw = r + p.pb[2] - kw * p.dl[2];
+                                if (floor_div(qw, p.s[2]) * p.s[2] != qw) continue;
+                                const dim_t tw0 = t0 + floor_div(qw, p.s[2]);
+                                const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
+                                if (m == gm && tw0 >= 0 && tw0 + gm - 1 < p.o[2]) {
+                                    const float *x = drow + tw0 * dst.w;  // interior: no checks
 #pragma GCC unroll 8
-                                for (int q = 0; q < gm; ++q)
-                                    acc[q] = grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q], perm);
-                                continue;
-                            }
+                                    for (int q = 0; q < gm; ++q)
+                                        acc[q] = grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q], perm);
+                                    continue;
+                                }
 #pragma GCC unroll 8
-                            for (int q = 0; q < gm; ++q) {
-                                const dim_t tw = iw0 + q + p.pb[2] - kw * p.dl[2];
-                                if (q < m && tw >= 0 && tw % p.s[2] == 0 && tw / p.s[2] < p.o[2])
-                                    acc[q] = grouped_fma<CG>(vt::load_mask(drow + (tw / p.s[2]) * dst.w, mk), wk, acc[q], perm);
+                                for (int q = 0; q < gm; ++q) {
+                                    const dim_t tw = tw0 + q;
+                                    if (q < m && tw >= 0 && tw < p.o[2])
+                                        acc[q] = grouped_fma<CG>(vt::load_mask(drow + tw * dst.w, mk), wk, acc[q], perm);
+                                }
                             }
                         }
                     }
-                }
-                float *srow = src.at(n, id, ih, iw0) + c0;
+                    float *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
+                    const dim_t sstep = p.s[2] * src.w;
 #pragma GCC unroll 8
-                for (int q = 0; q < gm; ++q)
-                    if (q < m) vt::store_mask(srow + q * src.w, acc[q], mk);
+                    for (int q = 0; q < gm; ++q)
+                        if (q < m) vt::store_mask(srow + q * sstep, acc[q], mk);
+                }
             }
         }
     }
