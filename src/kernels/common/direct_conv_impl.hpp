@@ -326,6 +326,7 @@ struct gather_job {
     int ntaps;
     const float *w;  // packed weights [g][tap][K][ldn]
     dim_t ldn, ksp;
+    dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
     const float *bias;  // per C channel, or null
     const float *zeros; // K zeros
 };
@@ -349,7 +350,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
     const int mt = j.pl->max_m[blk];
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
     const dim_t ntiles = div_up(Q, mt);
-    const dim_t K = p.dir == conv_direction::fwd ? p.icg : p.ocg;
+    const dim_t K = j.K;
     uk_rows_args a{};
     a.ldb = j.ldn;
     dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
@@ -386,7 +387,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
                     const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
                     const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 &&
                                     x1 < j.ax[1].a_size && x2 >= 0 && x2 < j.ax[2].a_size;
-                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * K : j.zeros;
+                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * j.a_chan : j.zeros;
                     any |= ok;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
@@ -419,7 +420,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
     const int mt = pl.max_m[pl.max_nv];
-    const dim_t K = p.dir == conv_direction::fwd ? p.icg : p.ocg;
+    const dim_t K = jobs[0].K;
     const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
     dim_t total = 0;
     int max_taps = 0;
@@ -462,41 +463,71 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
     }
 }
 
+// Few input channels (the first layer of a network: 3): the kernel width and the channels
+// together form the reduced axis, contiguous in a copy of src padded along w, so each batch
+// element reduces KW*ICg values instead of ICg.
+static bool flatten_w(const conv_problem &p) {
+    return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
+}
+
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
+    const bool flat = flatten_w(p);
+    // Padded width of the flattened copy: every window of KW columns lies inside it.
+    const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
+    const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};
+    const bool copy_src = flat || !pl.src_direct;
+    scratch src_s(copy_src ? p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
     scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
-    fview src = pl.src_direct ? user_view(args.src, p.src) : dense_view(src_s.p, p.ic(), p.i);
+    fview src = copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(args.src, p.src);
     fview dst = pl.dst_direct ? user_view(args.out, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
-    if (!pl.src_direct) pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+    if (flat) {
+        std::memset(src_s.p, 0, size_t(p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic()) * sizeof(float));
+        fview inner = src;
+        inner.p += p.pb[2] * src.w;  // column 0 of the user's row
+        scratch tmp(p.mb * p.isp() * p.ic());
+        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
+        const dim_t rows = p.mb * p.i[0] * p.i[1];
+        for (dim_t r = 0; r < rows; ++r)
+            std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(), size_t(p.i[2] * p.ic()) * sizeof(float));
+    } else if (!pl.src_direct) {
+        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+    }
     const dim_t ldn = div_up(p.ocg, W) * W;
     scratch wp(p.g * p.ksp() * p.icg * ldn);
     pack_weights(p, nthr, args.wei, false, ldn, wp.p);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
-    scratch zeros(p.icg + W);
-    std::memset(zeros.p, 0, size_t(p.icg + W) * sizeof(float));
+    const dim_t K = flat ? p.k[2] * p.icg : p.icg;
+    scratch zeros(K + W);
+    std::memset(zeros.p, 0, size_t(K + W) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
     int ntaps = 0;
     for (dim_t kd = 0; kd < p.k[0]; ++kd)
-        for (dim_t kh = 0; kh < p.k[1]; ++kh)
+        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+            if (flat) {  // one tap per (kd, kh); the window starts at padded column ow*s
+                taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], 0}, kd * p.k[1] + kh};
+                continue;
+            }
             for (dim_t kw = 0; kw < p.k[2]; ++kw)
                 taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
                                  (kd * p.k[1] + kh) * p.k[2] + kw};
+        }
     gather_job j{};
     j.pl = &pl;
     j.cv = dst;
     j.av = src;
     j.c_chan = p.ocg;
     j.a_chan = p.icg;
-    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x]};
+    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], src_sp[x]};
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = wp.p;
     j.ldn = ldn;
-    j.ksp = p.ksp();
+    j.ksp = flat ? p.k[0] * p.k[1] : p.ksp();
+    j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     gather_parallel(&j, 1);
@@ -531,6 +562,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.w = wt.p;
     j.ldn = ldn;
     j.ksp = p.ksp();
+    j.K = p.ocg;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     // Stride phases: src pixels r + s*t (per axis) are reached by the taps k with
