@@ -8,6 +8,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::avx2 {
 
@@ -33,6 +34,31 @@ struct vt {
         return _mm256_load_si256(reinterpret_cast<const __m256i *>(idx));
     }
     static inline V permute(V v, perm_t idx) { return _mm256_permutevar8x32_ps(v, idx); }
+    // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
+    static inline void widen_scalar(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? bf16_to_float(x[i]) : f16_to_float(x[i]);
+    }
+    static inline void narrow_scalar(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
+    }
+    static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        dim_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + i));
+            _mm256_storeu_ps(y + i, dt == data_type::bf16
+                                        ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))
+                                        : _mm256_cvtph_ps(h));
+        }
+        widen_scalar(dt, x + i, y + i, n - i);
+    }
+    static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        dim_t i = 0;
+        if (dt == data_type::f16)
+            for (; i + 8 <= n; i += 8)
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(y + i),
+                                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        narrow_scalar(dt, x + i, y + i, n - i);
+    }
 };
 
 #include "kernels/common/direct_conv_impl.hpp"

@@ -8,6 +8,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::avx512 {
 
@@ -31,6 +32,42 @@ struct vt {
         return _mm512_load_si512(idx);
     }
     static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
+    // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
+    static inline void widen_scalar(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? bf16_to_float(x[i]) : f16_to_float(x[i]);
+    }
+    static inline void narrow_scalar(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
+    }
+    static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        dim_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i));
+            _mm512_storeu_ps(y + i, dt == data_type::bf16
+                                        ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                                        : _mm512_cvtph_ps(h));
+        }
+        widen_scalar(dt, x + i, y + i, n - i);
+    }
+    static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        dim_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m512 v = _mm512_loadu_ps(x + i);
+            __m256i h;
+            if (dt == data_type::bf16) {
+                const __m512i u = _mm512_castps_si512(v);
+                const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+                __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+                const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+                r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+                h = _mm512_cvtepi32_epi16(r);
+            } else {
+                h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i *>(y + i), h);
+        }
+        narrow_scalar(dt, x + i, y + i, n - i);
+    }
 };
 
 #include "kernels/common/direct_conv_impl.hpp"

@@ -122,14 +122,15 @@ static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
     }
 }
 
-// Scratch memory of one execution, 64-byte aligned, freed at scope exit.
+// Scratch memory of one execution, 64-byte aligned, returned to the thread's cache at scope
+// exit (src/threading/scratch_cache.hpp).
 struct scratch {
     float *p = nullptr;
+    size_t cap = 0;
     explicit scratch(dim_t floats) {
-        const size_t bytes = size_t(imax(floats, 1)) * sizeof(float);
-        p = static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+        p = static_cast<float *>(scratch_acquire(size_t(imax(floats, 1)) * sizeof(float), &cap));
     }
-    ~scratch() { std::free(p); }
+    ~scratch() { scratch_release(p, cap); }
     scratch(const scratch &) = delete;
     scratch &operator=(const scratch &) = delete;
 };
@@ -164,6 +165,9 @@ static void pack_data(const conv_problem &p, int nthr, const void *user, const d
                 for (dim_t w = 0; w < sp[2]; ++w)
                     std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
                                 size_t(C) * sizeof(float));
+            } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
+                for (dim_t w = 0; w < sp[2]; ++w)
+                    vt::widen(p.dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
             } else {
                 for (dim_t w = 0; w < sp[2]; ++w)
                     for (dim_t c = 0; c < C; ++c)
@@ -185,6 +189,11 @@ static void unpack_data(const conv_problem &p, int nthr, const float *in, void *
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             const float *x = in + r * sp[2] * C;
             const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            if (l.c == 1 && p.dt != data_type::f32) {  // vector rounding to nearest-even
+                for (dim_t w = 0; w < sp[2]; ++w)
+                    vt::narrow(p.dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2], C);
+                continue;
+            }
             for (dim_t w = 0; w < sp[2]; ++w)
                 for (dim_t c = 0; c < C; ++c)
                     store_elem(p.dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);

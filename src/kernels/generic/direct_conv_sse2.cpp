@@ -9,6 +9,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::sse2 {
 
@@ -34,6 +35,15 @@ struct vt {
         _mm_store_ps(t, v);
         for (int i = 0; i < n && i < 4; ++i) p[i] = t[i];
     }
+    // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
+    static inline void widen_scalar(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? bf16_to_float(x[i]) : f16_to_float(x[i]);
+    }
+    static inline void narrow_scalar(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
+    }
+    static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) { widen_scalar(dt, x, y, n); }
+    static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }
 };
 
 #include "kernels/common/direct_conv_impl.hpp"
