@@ -12,6 +12,8 @@
 
 namespace convgrad::detail::avx512 {
 
+#include "kernels/common/convert_scalar.hpp"
+
 struct vt {
     static constexpr int W = 16;
     using V = __m512;
@@ -33,12 +35,6 @@ struct vt {
     }
     static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
-    static inline void widen_scalar(data_type dt, const uint16_t *x, float *y, dim_t n) {
-        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? bf16_to_float(x[i]) : f16_to_float(x[i]);
-    }
-    static inline void narrow_scalar(data_type dt, const float *x, uint16_t *y, dim_t n) {
-        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
-    }
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
         dim_t i = 0;
         for (; i + 16 <= n; i += 16) {

@@ -71,26 +71,32 @@ void ukernel(const uk_args &a) {
     }
 }
 
-constexpr int max_rows = 16;
-using uk_fn = void (*)(const uk_args &);
-
-template <int NV, int... Ms>
-constexpr void fill_row(uk_fn *row, std::integer_sequence<int, Ms...>) {
-    ((row[Ms + 1] = &ukernel<Ms + 1, NV>), ...);
-}
-
+// Every (rows M, vectors NV) instantiation of a microkernel, looked up at run time.
 // Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
 // library on an older processor never executes an instruction it lacks.
-struct uk_table {
-    uk_fn fn[5][max_rows + 1] = {};
-    constexpr uk_table() {
-        fill_row<1>(fn[1], std::make_integer_sequence<int, max_rows>{});
-        fill_row<2>(fn[2], std::make_integer_sequence<int, max_rows>{});
-        fill_row<3>(fn[3], std::make_integer_sequence<int, max_rows>{});
-        fill_row<4>(fn[4], std::make_integer_sequence<int, max_rows>{});
+constexpr int max_rows = 16;
+
+template <typename Args, template <int, int> class Kernel>
+struct kernel_table {
+    using fn_t = void (*)(const Args &);
+    fn_t fn[5][max_rows + 1] = {};
+    constexpr kernel_table() {
+        fill<1>(std::make_integer_sequence<int, max_rows>{});
+        fill<2>(std::make_integer_sequence<int, max_rows>{});
+        fill<3>(std::make_integer_sequence<int, max_rows>{});
+        fill<4>(std::make_integer_sequence<int, max_rows>{});
+    }
+    template <int NV, int... Ms>
+    constexpr void fill(std::integer_sequence<int, Ms...>) {
+        ((fn[NV][Ms + 1] = &Kernel<Ms + 1, NV>::run), ...);
     }
 };
-static constexpr uk_table kernels_table{};
+
+template <int M, int NV>
+struct strided_kernel {
+    static void run(const uk_args &a) { ukernel<M, NV>(a); }
+};
+static constexpr kernel_table<uk_args, strided_kernel> kernels_table{};
 
 static inline void call_uk(int m, int nv, const uk_args &a) { kernels_table.fn[nv][m](a); }
 
@@ -300,21 +306,11 @@ void ukernel_rows(const uk_rows_args &a) {
     }
 }
 
-using ukr_fn = void (*)(const uk_rows_args &);
-template <int NV, int... Ms>
-constexpr void fill_rows_row(ukr_fn *row, std::integer_sequence<int, Ms...>) {
-    ((row[Ms + 1] = &ukernel_rows<Ms + 1, NV>), ...);
-}
-struct ukr_table {
-    ukr_fn fn[5][max_rows + 1] = {};
-    constexpr ukr_table() {
-        fill_rows_row<1>(fn[1], std::make_integer_sequence<int, max_rows>{});
-        fill_rows_row<2>(fn[2], std::make_integer_sequence<int, max_rows>{});
-        fill_rows_row<3>(fn[3], std::make_integer_sequence<int, max_rows>{});
-        fill_rows_row<4>(fn[4], std::make_integer_sequence<int, max_rows>{});
-    }
+template <int M, int NV>
+struct rows_kernel {
+    static void run(const uk_rows_args &a) { ukernel_rows<M, NV>(a); }
 };
-static constexpr ukr_table rows_table{};
+static constexpr kernel_table<uk_rows_args, rows_kernel> rows_table{};
 
 // Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
 // a_mul*t + a_off[tap], valid in [0, a_size).

@@ -13,6 +13,8 @@
 
 namespace convgrad::detail::sse2 {
 
+#include "kernels/common/convert_scalar.hpp"
+
 struct vt {
     static constexpr int W = 4;
     using V = __m128;
@@ -36,12 +38,6 @@ struct vt {
         for (int i = 0; i < n && i < 4; ++i) p[i] = t[i];
     }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
-    static inline void widen_scalar(data_type dt, const uint16_t *x, float *y, dim_t n) {
-        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? bf16_to_float(x[i]) : f16_to_float(x[i]);
-    }
-    static inline void narrow_scalar(data_type dt, const float *x, uint16_t *y, dim_t n) {
-        for (dim_t i = 0; i < n; ++i) y[i] = dt == data_type::bf16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
-    }
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) { widen_scalar(dt, x, y, n); }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }
 };
