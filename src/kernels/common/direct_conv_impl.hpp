@@ -207,6 +207,30 @@ static void unpack_data(const conv_problem &p, int nthr, const float *in, void *
     }
 }
 
+// A data tensor as the kernels see it: the user's memory when it is f32 with contiguous
+// channels, else a dense channels-last f32 copy, filled from the user's tensor when it is read
+// and written back (rounded once) by store() when it is the output.
+struct data_operand {
+    const conv_problem &p;
+    bool direct;
+    void *user;
+    const data_layout &l;
+    dim_t C;
+    const dim_t *sp;
+    scratch copy;
+    fview v;
+    data_operand(const conv_problem &p_, int nthr, bool direct_, const void *user_, const data_layout &l_,
+                 dim_t C_, const dim_t *sp_, bool read)
+        : p(p_), direct(direct_), user(const_cast<void *>(user_)), l(l_), C(C_), sp(sp_),
+          copy(direct_ ? 0 : p_.mb * sp_[0] * sp_[1] * sp_[2] * C_) {
+        v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
+        if (!direct && read) pack_data(p, nthr, user, l, C, sp, copy.p);
+    }
+    void store(int nthr) const {
+        if (!direct) unpack_data(p, nthr, copy.p, user, l, C, sp);
+    }
+};
+
 // Weights as [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg, n = ocg; for
 // bwd_data (transposed) k = ocg, n = icg.
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
@@ -484,9 +508,9 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};
     const bool copy_src = flat || !pl.src_direct;
     scratch src_s(copy_src ? p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
+    const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false);
     fview src = copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(args.src, p.src);
-    fview dst = pl.dst_direct ? user_view(args.out, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
+    const fview &dst = dst_op.v;
     if (flat) {
         std::memset(src_s.p, 0, size_t(p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic()) * sizeof(float));
         fview inner = src;
@@ -536,17 +560,15 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     gather_parallel(&j, 1);
-    if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, p.oc(), p.o);
+    dst_op.store(nthr);
 }
 
 static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
-    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
-    fview dst = pl.dst_direct ? user_view(args.dst, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
-    fview src = pl.src_direct ? user_view(args.out, p.src) : dense_view(src_s.p, p.ic(), p.i);
-    if (!pl.dst_direct) pack_data(p, nthr, args.dst, p.dst, p.oc(), p.o, dst_s.p);
+    const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true);
+    const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false);
+    const fview &dst = dst_op.v, &src = src_op.v;
     const dim_t ldn = div_up(p.icg, W) * W;
     scratch wt(p.g * p.ksp() * p.ocg * ldn);
     pack_weights(p, nthr, args.wei, true, ldn, wt.p);
@@ -603,7 +625,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
         jp.ntaps = ntaps;
     }
     gather_parallel(jobs, nphases);
-    if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, p.ic(), p.i);
+    src_op.store(nthr);
 }
 
 // ---------------------------------------------------------------------------- bwd_weights --
@@ -611,12 +633,9 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
 static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * p.ic());
-    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * p.oc());
-    fview src = pl.src_direct ? user_view(args.src, p.src) : dense_view(src_s.p, p.ic(), p.i);
-    fview dst = pl.dst_direct ? user_view(args.dst, p.dst) : dense_view(dst_s.p, p.oc(), p.o);
-    if (!pl.src_direct) pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
-    if (!pl.dst_direct) pack_data(p, nthr, args.dst, p.dst, p.oc(), p.o, dst_s.p);
+    const data_operand src_op(p, nthr, pl.src_direct, args.src, p.src, p.ic(), p.i, true);
+    const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true);
+    const fview &src = src_op.v, &dst = dst_op.v;
 
     const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
     const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums

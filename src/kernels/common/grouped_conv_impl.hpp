@@ -271,13 +271,10 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t C = p.g * CG, nblocks = div_up(C, W);
-    scratch src_s(pl.src_direct ? 0 : p.mb * p.isp() * C);
-    scratch dst_s(pl.dst_direct ? 0 : p.mb * p.osp() * C);
     const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
-    fview src = pl.src_direct ? user_view(src_out ? args.out : args.src, p.src) : dense_view(src_s.p, C, p.i);
-    fview dst = pl.dst_direct ? user_view(dst_out ? args.out : args.dst, p.dst) : dense_view(dst_s.p, C, p.o);
-    if (!pl.src_direct && !src_out) pack_data(p, nthr, args.src, p.src, C, p.i, src_s.p);
-    if (!pl.dst_direct && !dst_out) pack_data(p, nthr, args.dst, p.dst, C, p.o, dst_s.p);
+    const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C, p.i, !src_out);
+    const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out);
+    const fview &src = src_op.v, &dst = dst_op.v;
     if (p.dir == conv_direction::bwd_weights) {
         grouped_bwd_weights<CG>(pl, src, dst, args.out, nblocks);
         return;
@@ -289,10 +286,10 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const float *bp = p.with_bias ? bias.p : nullptr;
     if (dst_out) {
         grouped_fwd<CG>(pl, src, dst, w.p, bp, nblocks);
-        if (!pl.dst_direct) unpack_data(p, nthr, dst_s.p, args.out, p.dst, C, p.o);
+        dst_op.store(nthr);
     } else {
         grouped_bwd_data<CG>(pl, src, dst, w.p, bp, nblocks);
-        if (!pl.src_direct) unpack_data(p, nthr, src_s.p, args.out, p.src, C, p.i);
+        src_op.store(nthr);
     }
 }
 
