@@ -1,6 +1,7 @@
 // Execution of a compiled op: check the user's tensors against what was compiled, then run the
 // kernel.
 #include <chrono>
+#include <new>
 
 #include "api/compiled_op.hpp"
 #include "api/verbose.hpp"
@@ -74,13 +75,18 @@ void compiled_op::execute(const std::vector<tensor> &inputs,
     a.out = outputs[0].get_data_handle();
     if (r.outputs[0].size_bytes() == 0) return;  // nothing to write (zero batch)
 
-    if (detail::verbose_level() >= 1) {
-        const auto t0 = std::chrono::steady_clock::now();
-        k->execute(a);
-        const auto t1 = std::chrono::steady_clock::now();
-        detail::verbose_exec(*this, std::chrono::duration<double, std::milli>(t1 - t0).count());
-    } else {
-        k->execute(a);
+    try {
+        if (detail::verbose_level() >= 1) {
+            const auto t0 = std::chrono::steady_clock::now();
+            k->execute(a);
+            const auto t1 = std::chrono::steady_clock::now();
+            detail::verbose_exec(*this, std::chrono::duration<double, std::milli>(t1 - t0).count());
+        } else {
+            k->execute(a);
+        }
+    } catch (const std::bad_alloc &) {
+        err.fail(status::out_of_memory, "execute",
+                 std::string("kernel ") + impl->name + " could not allocate its scratch memory");
     }
 }
 
