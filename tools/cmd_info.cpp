@@ -15,7 +15,7 @@ void add_info_command(CLI::App &app, int &exit_code) {
                 "Example: convgrad info");
     sub->callback([&exit_code] {
         using namespace convgrad::detail;
-        std::cout << "convgrad " << version_string << "\n";
+        std::cout << "convgrad " << convgrad::version().string << "\n";
         std::cout << "cpu: detected " << to_string(detected_isa()) << ", effective "
                   << to_string(effective_isa()) << " (cap with CONVGRAD_MAX_ISA)\n";
         std::cout << "threads: " << current_threads() << " (OMP_NUM_THREADS)\n";

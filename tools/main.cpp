@@ -10,6 +10,7 @@ int main(int argc, char **argv) {
                  ": the oneDNN Graph convolution ops and their gradients.\n"
                  "Run JSON graphs (run), benchdnn harness files (batch), the benchmark suite (bench),\n"
                  "or show the detected CPU and kernels (info). `convgrad SUBCOMMAND --help` for details."};
+    app.set_version_flag("--version", std::string("convgrad ") + convgrad::version().string);
     app.require_subcommand(1);
     int exit_code = 0;
     convgrad::tool::add_run_command(app, exit_code);
