@@ -29,7 +29,7 @@ enum class impl_choice {
 class compiled_partition;
 
 /// A piece of a graph that is compiled and executed as a unit (one op per partition).
-class partition {
+class CONVGRAD_API partition {
 public:
     const std::vector<size_t> &op_ids() const { return op_ids_; }
     const op &get_op() const { return *op_; }
@@ -51,7 +51,7 @@ private:
 
 struct compiled_op;  // internal
 
-class compiled_partition {
+class CONVGRAD_API compiled_partition {
 public:
     compiled_partition();
     ~compiled_partition();
@@ -84,7 +84,7 @@ private:
     std::shared_ptr<const compiled_op> impl_;
 };
 
-class graph {
+class CONVGRAD_API graph {
 public:
     /// Validates the op's schema (input/output counts, attribute names, types and values, data
     /// types) and adds it. Throws convgrad::error (invalid_graph_op) with the reason.
@@ -102,6 +102,6 @@ private:
 };
 
 /// Shortcut for a single op: validate, compile and return the compiled partition.
-compiled_partition compile_op(const op &o, impl_choice choice = impl_choice::best);
+CONVGRAD_API compiled_partition compile_op(const op &o, impl_choice choice = impl_choice::best);
 
 }  // namespace convgrad

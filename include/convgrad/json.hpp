@@ -21,7 +21,7 @@
 namespace convgrad::json {
 
 /// A JSON graph document: the ops, and the top-level fields kept so that it can be written back.
-struct document {
+struct CONVGRAD_API document {
     std::string version = "3.7.0";
     std::string engine_kind = "cpu";
     std::string fpmath_mode = "strict";
@@ -51,16 +51,16 @@ struct read_options {
 };
 
 /// Parses a JSON graph. `source` names the text in error messages (a file name).
-document parse(std::string_view text, const std::string &source = "<json>",
+CONVGRAD_API document parse(std::string_view text, const std::string &source = "<json>",
                const read_options &opts = {});
 /// Reads and parses a file.
-document read_file(const std::string &path, const read_options &opts = {});
+CONVGRAD_API document read_file(const std::string &path, const read_options &opts = {});
 
 /// Serializes with oneDNN's field order; `indent` < 0 writes one line.
-std::string write(const document &doc, int indent = 2);
-void write_file(const document &doc, const std::string &path, int indent = 2);
+CONVGRAD_API std::string write(const document &doc, int indent = 2);
+CONVGRAD_API void write_file(const document &doc, const std::string &path, int indent = 2);
 
 /// A document holding the ops of a graph (default top-level fields, ports left out).
-document from_graph(const graph &g);
+CONVGRAD_API document from_graph(const graph &g);
 
 }  // namespace convgrad::json

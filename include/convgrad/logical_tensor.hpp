@@ -10,10 +10,10 @@ namespace convgrad {
 enum class layout_type { undef, any, strided };
 enum class property_type { undef, variable, constant };
 
-const char *to_string(layout_type lt);
-const char *to_string(property_type pt);
+CONVGRAD_API const char *to_string(layout_type lt);
+CONVGRAD_API const char *to_string(property_type pt);
 
-class logical_tensor {
+class CONVGRAD_API logical_tensor {
 public:
     logical_tensor() = default;
 
@@ -69,6 +69,6 @@ private:
 };
 
 /// Dense row-major strides of a fully known shape (throws on overflow).
-dims dense_strides(const dims &shape);
+CONVGRAD_API dims dense_strides(const dims &shape);
 
 }  // namespace convgrad

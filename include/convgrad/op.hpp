@@ -26,20 +26,20 @@ inline constexpr op_kind all_op_kinds[] = {
 };
 
 /// The current JSON name ("ConvTransposeBackwardWeights", ...).
-const char *to_string(op_kind k);
+CONVGRAD_API const char *to_string(op_kind k);
 /// Accepts current and legacy names (ConvolutionBackpropData, ConvTransposeBackpropFilters...).
-std::optional<op_kind> parse_op_kind(std::string_view name);
+CONVGRAD_API std::optional<op_kind> parse_op_kind(std::string_view name);
 /// True for ConvTranspose, ConvTransposeBackwardData and ConvTransposeBackwardWeights.
-bool is_conv_transpose_family(op_kind k);
+CONVGRAD_API bool is_conv_transpose_family(op_kind k);
 
 /// An attribute value as oneDNN Graph serializes them: s64, s64[], f32, f32[], string, bool.
 using attr_value =
     std::variant<int64_t, std::vector<int64_t>, float, std::vector<float>, std::string, bool>;
 
 /// JSON type name of an attribute value ("s64", "s64[]", "f32", "f32[]", "string", "bool").
-const char *attr_type_name(const attr_value &v);
+CONVGRAD_API const char *attr_type_name(const attr_value &v);
 
-class op {
+class CONVGRAD_API op {
 public:
     op(size_t id, op_kind kind, std::string name = {});
 
@@ -72,6 +72,6 @@ private:
 };
 
 /// Maps a legacy attribute name to its current name (identity for current names).
-std::string canonical_attr_name(const std::string &name);
+CONVGRAD_API std::string canonical_attr_name(const std::string &name);
 
 }  // namespace convgrad

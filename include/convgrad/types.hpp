@@ -1,6 +1,8 @@
 // Basic vocabulary of the public API: data types, status codes and the one exception type.
 #pragma once
 
+#include "convgrad/export.hpp"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -18,11 +20,11 @@ inline constexpr dim_t unknown_dim = INT64_MIN;
 enum class data_type { undef, f32, bf16, f16, s32 };
 
 /// JSON spelling ("f32", "bf16", ...); "undef" for undef.
-const char *to_string(data_type dt);
+CONVGRAD_API const char *to_string(data_type dt);
 /// Parses the JSON spelling; returns false when the name is not a convgrad data type.
-bool parse_data_type(std::string_view name, data_type &out);
+CONVGRAD_API bool parse_data_type(std::string_view name, data_type &out);
 /// Size of one element in bytes (0 for undef).
-size_t element_size(data_type dt);
+CONVGRAD_API size_t element_size(data_type dt);
 
 enum class status {
     success = 0,
@@ -35,11 +37,11 @@ enum class status {
     runtime_error,      // anything else at execution
 };
 
-const char *to_string(status s);
+CONVGRAD_API const char *to_string(status s);
 
 /// The single exception type thrown by convgrad. `what()` names the op (id and kind), the
 /// tensor or attribute, the rule, and the expected and actual values.
-class error : public std::runtime_error {
+class CONVGRAD_API error : public std::runtime_error {
 public:
     error(status code, const std::string &message) : std::runtime_error(message), code_(code) {}
     status code() const noexcept { return code_; }
