@@ -2,8 +2,12 @@
 # Installs the Debian 12 packages convgrad needs to build, test and benchmark (only the missing
 # ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against.
 set -euo pipefail
-pkgs=(g++ cmake make libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
-if [[ "${1:-}" == "--with-onednn" ]]; then pkgs+=(libdnnl-dev); fi
+pkgs=(g++ cmake make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+if [[ "${1:-}" == "--with-onednn" ]]; then
+  # Debian's dnnl-config.cmake looks for OpenCL (oneDNN's GPU runtime) and fails without its
+  # headers, which libdnnl-dev only recommends.
+  pkgs+=(libdnnl-dev ocl-icd-opencl-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,11 +25,12 @@ namespace {
 struct bench_args {
     std::string op, dt = "f32", threads, json_file;
     long long mb = 0;
-    std::vector<std::string> descs;
+    std::vector<std::string> descs, layers;
     double budget_ms = 500;
     double check_gflop = 0.5;
     bool list = false;
     bool no_onednn = false;
+    bool require_onednn = false;
 };
 
 // Speed ratios of one (op, type, threads) group, for the geometric means.
@@ -133,6 +134,10 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                     "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
     sub->add_flag("--list", args->list, "list the suite and exit");
     sub->add_flag("--no-onednn", args->no_onednn, "do not run oneDNN side by side (when built with it)");
+    sub->add_flag("--require-onednn", args->require_onednn,
+                  "fail unless oneDNN runs side by side (the main job: a missing baseline is an error)");
+    sub->add_option("--layers", args->layers, "only these suite layers, comma separated (names from --list)")
+        ->delimiter(',');
     sub->callback([args, sub, &exit_code] {
         if (args->list) {
             for (const auto &l : default_suite())
@@ -160,9 +165,19 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
 
         std::vector<problem> problems;
+        if (!args->layers.empty() && !args->descs.empty())
+            throw CLI::ValidationError("--layers", "selects suite layers: give it or descriptors, not both");
         if (args->descs.empty()) {
+            for (const auto &name : args->layers) {
+                const auto &s = default_suite();
+                if (std::none_of(s.begin(), s.end(), [&](const suite_layer &l) { return l.name == name; }))
+                    throw CLI::ValidationError("--layers", "no suite layer '" + name + "' (see --list)");
+            }
             for (const auto &l : default_suite()) {
                 if (only && is_conv_transpose_family(*only) != l.deconv) continue;
+                if (!args->layers.empty() &&
+                    std::find(args->layers.begin(), args->layers.end(), l.name) == args->layers.end())
+                    continue;
                 problem p{l.name, l.note, parse_desc(l.desc, l.deconv), {}};
                 p.kinds = only ? std::vector<op_kind>{*only} : family_ops(l.deconv);
                 problems.push_back(p);
@@ -185,6 +200,12 @@ void add_bench_command(CLI::App &app, int &exit_code) {
             for (const auto &p : problems) n += p.kinds.size();
             return n * dts.size() * threads.size();
         }();
+        if (args->require_onednn && (args->no_onednn || !onednn_available()))
+            throw error(status::runtime_error,
+                        args->no_onednn ? "bench: --require-onednn contradicts --no-onednn"
+                                        : "bench: --require-onednn, but this convgrad was built without the oneDNN "
+                                          "baseline (libdnnl-dev missing or unusable at configure time: see the "
+                                          "'convgrad bench: oneDNN' line of the cmake output)");
         const bool with_onednn = onednn_available() && !args->no_onednn;
         std::map<int, double> peak;  // FMA peak per thread count, measured now
         for (int thr : threads) {
