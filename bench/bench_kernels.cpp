@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     for (const auto &p : problems) {
         for (const auto &impl : detail::impl_list()) {
             const bool is_ref = impl.create == detail::reference_impl().create;
-            if (impl.isa > detail::effective_isa() || !impl.why_not(p.r.prob).empty()) continue;
+            if (!detail::isa_available(impl.isa) || !impl.why_not(p.r.prob).empty()) continue;
             if (is_ref && p.r.prob.macs() > max_reference_macs) continue;
             benchmark::RegisterBenchmark((std::string(impl.name) + "/" + p.label).c_str(), run_kernel, &p, &impl)
                 ->UseRealTime()

@@ -12,11 +12,11 @@ namespace convgrad::bench {
 volatile float fma_sink;
 
 double measure_fma_peak_gflops(int threads) {
-    using convgrad::detail::cpu_isa;
+    using namespace convgrad::detail;
     // What the hardware and OS support (CPUID + XGETBV), not capped by CONVGRAD_MAX_ISA.
-    const cpu_isa isa = convgrad::detail::detected_isa();
-    if (isa < cpu_isa::avx2) return 0;
-    const bool avx512 = isa >= cpu_isa::avx512;
+    const cpu_features have = detected_features();
+    if (!have.contains(features_of(cpu_isa::avx2))) return 0;
+    const bool avx512 = have.contains(features_of(cpu_isa::avx512));
     auto loop = avx512 ? fma_loops::fma_loop_avx512 : fma_loops::fma_loop_avx2;
     const double flops_per_iter = fma_loops::fma_chains * (avx512 ? 16 : 8) * 2.0;
     // Best of several short trials per thread: robust against preemption on a shared machine.

@@ -18,10 +18,13 @@ void add_info_command(CLI::App &app, int &exit_code) {
         std::cout << "convgrad " << convgrad::version().string << "\n";
         std::cout << "cpu: detected " << to_string(detected_isa()) << ", effective "
                   << to_string(effective_isa()) << " (cap with CONVGRAD_MAX_ISA)\n";
+        std::cout << "cpu features: " << detected_features().to_string() << "\n";
+        if (!(effective_features() == detected_features()))
+            std::cout << "cpu features in effect: " << effective_features().to_string() << "\n";
         std::cout << "threads: " << current_threads() << " (OMP_NUM_THREADS)\n";
         std::cout << "kernels, in dispatch order:\n";
         for (const auto &d : impl_list()) {
-            const bool usable = d.isa <= effective_isa();
+            const bool usable = isa_available(d.isa);
             std::cout << "  " << d.name << "  needs " << to_string(d.isa) << (usable ? "" : "  (not on this CPU)")
                       << "\n";
         }

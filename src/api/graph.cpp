@@ -54,7 +54,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
-    auto d = detail::dispatch(c->r.prob, detail::effective_isa(), choice == impl_choice::reference);
+    auto d = detail::dispatch(c->r.prob, detail::effective_features(), choice == impl_choice::reference);
     c->impl = d.impl;
     c->kernel_name = d.impl->name;
     c->k = std::move(d.k);

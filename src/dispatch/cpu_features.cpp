@@ -33,44 +33,50 @@ bool request_amx_permission() {
 #endif
 }
 
-cpu_isa detect() {
+cpu_features detect() {
+    using f = cpu_feature;
+    cpu_features out;
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return cpu_isa::generic;
-    const bool osxsave = c & (1u << 27), fma = c & (1u << 12), f16c = c & (1u << 29);
-    if (!osxsave) return cpu_isa::generic;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return out;
+    const bool osxsave = c & (1u << 27);
+    if (!osxsave) return out;
+    const bool fma = c & (1u << 12), f16c = c & (1u << 29);
+    // The OS must save the vector state: YMM for AVX2, opmask + ZMM for AVX-512, tiles for AMX.
     const uint64_t xcr0 = xgetbv0();
     const bool ymm_state = (xcr0 & 0x6) == 0x6;
     const bool zmm_state = (xcr0 & 0xe6) == 0xe6;
+    const bool tile_state = (xcr0 & (3ull << 17)) == (3ull << 17);
     __cpuid_count(7, 0, a, b, c, d);
     const unsigned ebx7 = b, edx7 = d;
-    const bool avx2 = ebx7 & (1u << 5);
-    const bool avx512f = ebx7 & (1u << 16), avx512dq = ebx7 & (1u << 17),
-               avx512bw = ebx7 & (1u << 30), avx512vl = ebx7 & (1u << 31);
-    const bool avx512fp16 = edx7 & (1u << 23);
-    const bool amx_bf16 = edx7 & (1u << 22), amx_tile = edx7 & (1u << 24);
     __cpuid_count(7, 1, a, b, c, d);
-    const bool avx512bf16 = a & (1u << 5);
-
-    cpu_isa isa = cpu_isa::generic;
-    if (!(ymm_state && avx2 && fma && f16c)) return isa;
-    isa = cpu_isa::avx2;
-    if (!(zmm_state && avx512f && avx512dq && avx512bw && avx512vl)) return isa;
-    isa = cpu_isa::avx512;
-    if (!avx512bf16) return isa;
-    isa = cpu_isa::avx512_bf16;
-    if (!avx512fp16) return isa;
-    isa = cpu_isa::avx512_fp16;
-    const bool tile_state = (xcr0 & (3ull << 17)) == (3ull << 17);
-    if (amx_bf16 && amx_tile && tile_state && request_amx_permission()) isa = cpu_isa::amx;
-    return isa;
+    const unsigned eax71 = a;
+    auto add = [&](bool present, cpu_feature feat) {
+        if (present) out = out | cpu_features{feat};
+    };
+    add(ymm_state && (ebx7 & (1u << 5)), f::avx2);
+    add(ymm_state && fma, f::fma);
+    add(ymm_state && f16c, f::f16c);
+    add(zmm_state && (ebx7 & (1u << 16)), f::avx512f);
+    add(zmm_state && (ebx7 & (1u << 30)), f::avx512bw);
+    add(zmm_state && (ebx7 & (1u << 31)), f::avx512vl);
+    add(zmm_state && (ebx7 & (1u << 17)), f::avx512dq);
+    add(zmm_state && (eax71 & (1u << 5)), f::avx512_bf16);
+    add(zmm_state && (edx7 & (1u << 23)), f::avx512_fp16);
+    const bool amx_tile = edx7 & (1u << 24);
+    if (amx_tile && tile_state && request_amx_permission()) {
+        add(true, f::amx_tile);
+        add(edx7 & (1u << 22), f::amx_bf16);
+        add(eax71 & (1u << 21), f::amx_fp16);
+    }
+    return out;
 }
 
-cpu_isa cap_from_env(cpu_isa detected) {
+cpu_features cap_from_env(cpu_features detected) {
     const char *env = std::getenv("CONVGRAD_MAX_ISA");
     if (!env || !*env) return detected;
     cpu_isa cap;
     if (!parse_cpu_isa(env, cap)) return detected;
-    return cap < detected ? cap : detected;
+    return detected & cap_features(cap);
 }
 
 }  // namespace
@@ -90,7 +96,7 @@ const char *to_string(cpu_isa isa) {
 bool parse_cpu_isa(const char *name, cpu_isa &out) {
     std::string s(name);
     for (char &ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    for (int i = 0; i <= int(cpu_isa::amx); ++i)
+    for (int i = 0; i < cpu_isa_count; ++i)
         if (s == to_string(cpu_isa(i))) {
             out = cpu_isa(i);
             return true;
@@ -98,14 +104,74 @@ bool parse_cpu_isa(const char *name, cpu_isa &out) {
     return false;
 }
 
-cpu_isa detected_isa() {
-    static const cpu_isa isa = detect();
-    return isa;
+cpu_features features_of(cpu_isa isa) {
+    using f = cpu_feature;
+    const cpu_features avx2{f::avx2, f::fma, f::f16c};
+    const cpu_features avx512 = avx2 | cpu_features{f::avx512f, f::avx512bw, f::avx512vl, f::avx512dq};
+    switch (isa) {
+        case cpu_isa::generic: return {};
+        case cpu_isa::avx2: return avx2;
+        case cpu_isa::avx512: return avx512;
+        case cpu_isa::avx512_bf16: return avx512 | cpu_features{f::avx512_bf16};
+        case cpu_isa::avx512_fp16: return avx512 | cpu_features{f::avx512_fp16};
+        case cpu_isa::amx: return avx512 | cpu_features{f::amx_tile, f::amx_bf16};
+    }
+    return {};
 }
 
-cpu_isa effective_isa() {
-    static const cpu_isa isa = cap_from_env(detected_isa());
-    return isa;
+cpu_features cap_features(cpu_isa isa) {
+    cpu_features allowed;
+    for (int i = 0; i <= int(isa); ++i) allowed = allowed | features_of(cpu_isa(i));
+    // The top level allows everything, so that features no level names yet (AMX-FP16) stay
+    // visible uncapped.
+    if (isa == cpu_isa::amx) allowed = allowed | cpu_features{cpu_feature::amx_fp16};
+    return allowed;
+}
+
+cpu_isa best_isa(cpu_features available) {
+    cpu_isa best = cpu_isa::generic;
+    for (int i = 0; i < cpu_isa_count; ++i)
+        if (available.contains(features_of(cpu_isa(i)))) best = cpu_isa(i);
+    return best;
+}
+
+const char *to_string(cpu_feature f) {
+    switch (f) {
+        case cpu_feature::avx2: return "avx2";
+        case cpu_feature::fma: return "fma";
+        case cpu_feature::f16c: return "f16c";
+        case cpu_feature::avx512f: return "avx512f";
+        case cpu_feature::avx512bw: return "avx512bw";
+        case cpu_feature::avx512vl: return "avx512vl";
+        case cpu_feature::avx512dq: return "avx512dq";
+        case cpu_feature::avx512_bf16: return "avx512_bf16";
+        case cpu_feature::avx512_fp16: return "avx512_fp16";
+        case cpu_feature::amx_tile: return "amx_tile";
+        case cpu_feature::amx_bf16: return "amx_bf16";
+        case cpu_feature::amx_fp16: return "amx_fp16";
+        case cpu_feature::count_: break;
+    }
+    return "?";
+}
+
+std::string cpu_features::to_string() const {
+    std::string s;
+    for (uint32_t i = 0; i < uint32_t(cpu_feature::count_); ++i)
+        if (has(cpu_feature(i))) {
+            if (!s.empty()) s += ' ';
+            s += detail::to_string(cpu_feature(i));
+        }
+    return s;
+}
+
+cpu_features detected_features() {
+    static const cpu_features fs = detect();
+    return fs;
+}
+
+cpu_features effective_features() {
+    static const cpu_features fs = cap_from_env(detected_features());
+    return fs;
 }
 
 }  // namespace convgrad::detail

@@ -1,18 +1,80 @@
-// Instruction sets, detected once (CPUID + XGETBV) and capped by CONVGRAD_MAX_ISA.
+// CPU features, detected once (CPUID + XGETBV, and the OS's permission for AMX tiles) as a set
+// of bits, and capped by CONVGRAD_MAX_ISA.
+//
+// Kernels are built per instruction-set level (cpu_isa); a level stands for the features its
+// code uses (features_of). The levels are not a chain on real hardware (a CPU may have AMX-BF16
+// without AVX512_FP16, or AVX512_BF16 without AMX), so availability is always a subset test on
+// the features, never a comparison of levels. Only the cap, CONVGRAD_MAX_ISA=name, reads the
+// levels as an order: it allows the features of that level and of every level listed before it.
 #pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
 
 namespace convgrad::detail {
 
-// Ordered: each level includes the ones below it.
+enum class cpu_feature : uint32_t {
+    avx2, fma, f16c,
+    avx512f, avx512bw, avx512vl, avx512dq,
+    avx512_bf16, avx512_fp16,
+    amx_tile, amx_bf16, amx_fp16,
+    count_
+};
+const char *to_string(cpu_feature f);
+
+class cpu_features {
+public:
+    constexpr cpu_features() = default;
+    constexpr cpu_features(std::initializer_list<cpu_feature> fs) {
+        for (cpu_feature f : fs) bits_ |= bit(f);
+    }
+    constexpr bool has(cpu_feature f) const { return bits_ & bit(f); }
+    constexpr bool contains(cpu_features o) const { return (bits_ & o.bits_) == o.bits_; }
+    constexpr cpu_features operator|(cpu_features o) const { return from_bits(bits_ | o.bits_); }
+    constexpr cpu_features operator&(cpu_features o) const { return from_bits(bits_ & o.bits_); }
+    constexpr bool operator==(const cpu_features &) const = default;
+    constexpr uint32_t bits() const { return bits_; }
+    /// The features of `needed` that `have` lacks.
+    static constexpr cpu_features from_missing(cpu_features needed, cpu_features have) {
+        return from_bits(needed.bits_ & ~have.bits_);
+    }
+    /// "avx2 fma f16c ..." (empty for none).
+    std::string to_string() const;
+
+private:
+    static constexpr uint32_t bit(cpu_feature f) { return 1u << uint32_t(f); }
+    static constexpr cpu_features from_bits(uint32_t b) {
+        cpu_features r;
+        r.bits_ = b;
+        return r;
+    }
+    uint32_t bits_ = 0;
+};
+
+/// Instruction-set levels kernels are compiled for, in the order CONVGRAD_MAX_ISA caps by.
 enum class cpu_isa { generic = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3, avx512_fp16 = 4, amx = 5 };
+inline constexpr int cpu_isa_count = 6;
 
 const char *to_string(cpu_isa isa);
 /// Parses "generic", "avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx" (any case).
 bool parse_cpu_isa(const char *name, cpu_isa &out);
 
-/// What the processor and OS support.
-cpu_isa detected_isa();
-/// detected_isa() capped by CONVGRAD_MAX_ISA (read once).
-cpu_isa effective_isa();
+/// The features a kernel of this level may use.
+cpu_features features_of(cpu_isa isa);
+/// What CONVGRAD_MAX_ISA=isa allows: the features of isa and of every level before it.
+cpu_features cap_features(cpu_isa isa);
+
+/// What the processor and OS support (AMX only once the OS granted tile data to the process).
+cpu_features detected_features();
+/// detected_features() within the cap of CONVGRAD_MAX_ISA (read once).
+cpu_features effective_features();
+/// A kernel of this level can run here.
+inline bool isa_available(cpu_isa isa) { return effective_features().contains(features_of(isa)); }
+
+/// The last level (in cap order) whose features are all present: for display.
+cpu_isa best_isa(cpu_features available);
+inline cpu_isa detected_isa() { return best_isa(detected_features()); }
+inline cpu_isa effective_isa() { return best_isa(effective_features()); }
 
 }  // namespace convgrad::detail

@@ -34,7 +34,7 @@ const std::vector<impl_desc> &impl_list() {
     return list;
 }
 
-dispatch_result dispatch(const conv_problem &p, cpu_isa max_isa, bool reference_only) {
+dispatch_result dispatch(const conv_problem &p, cpu_features available, bool reference_only) {
     dispatch_result r;
     if (reference_only) {
         r.impl = &reference_impl();
@@ -42,9 +42,11 @@ dispatch_result dispatch(const conv_problem &p, cpu_isa max_isa, bool reference_
         return r;
     }
     for (const impl_desc &d : impl_list()) {
-        if (d.isa > max_isa) {
-            r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) +
-                                 ", have " + to_string(max_isa));
+        const cpu_features needs = features_of(d.isa);
+        if (!available.contains(needs)) {
+            r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) + ", this CPU (or " +
+                                 "CONVGRAD_MAX_ISA) lacks " +
+                                 cpu_features::from_missing(needs, available).to_string());
             continue;
         }
         std::string why = d.why_not(p);

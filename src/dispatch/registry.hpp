@@ -20,7 +20,7 @@ public:
 
 struct impl_desc {
     const char *name;
-    cpu_isa isa;  // lowest instruction set it needs
+    cpu_isa isa;  // the instruction-set level it is compiled for: it needs features_of(isa)
     /// Empty when the implementation accepts the problem, else the reason it declines.
     std::string (*why_not)(const conv_problem &p);
     std::unique_ptr<kernel> (*create)(const conv_problem &p);
@@ -36,7 +36,7 @@ struct dispatch_result {
     std::vector<std::string> refusals;  // "name: reason" of every implementation passed over
 };
 
-/// The first implementation (within `max_isa`) that accepts the problem.
-dispatch_result dispatch(const conv_problem &p, cpu_isa max_isa, bool reference_only);
+/// The first implementation whose features are `available` that accepts the problem.
+dispatch_result dispatch(const conv_problem &p, cpu_features available, bool reference_only);
 
 }  // namespace convgrad::detail

@@ -1,0 +1,75 @@
+// CPU features as a set: levels are not a chain (AMX does not imply AVX512_FP16, AVX512_BF16 does
+// not imply AMX), availability is a subset test, and CONVGRAD_MAX_ISA caps by level name.
+#include <gtest/gtest.h>
+
+#include "dispatch/cpu_features.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+using f = cpu_feature;
+
+TEST(CpuFeatures, LevelsNeedTheirOwnFeaturesOnly) {
+    EXPECT_EQ(features_of(cpu_isa::generic), cpu_features{});
+    EXPECT_TRUE(features_of(cpu_isa::avx512).contains(features_of(cpu_isa::avx2)));
+    EXPECT_TRUE(features_of(cpu_isa::amx).has(f::amx_bf16));
+    EXPECT_TRUE(features_of(cpu_isa::amx).has(f::amx_tile));
+    EXPECT_FALSE(features_of(cpu_isa::amx).has(f::avx512_fp16));
+    EXPECT_FALSE(features_of(cpu_isa::amx).has(f::avx512_bf16));
+    EXPECT_FALSE(features_of(cpu_isa::avx512_fp16).has(f::avx512_bf16));
+    EXPECT_FALSE(features_of(cpu_isa::avx512_bf16).has(f::amx_tile));
+}
+
+// The two machines the project runs on, and a third that the old linear order got wrong.
+const cpu_features avx512_base = features_of(cpu_isa::avx512);
+const cpu_features zen4 = avx512_base | cpu_features{f::avx512_bf16};
+const cpu_features granite_rapids =
+    zen4 | cpu_features{f::avx512_fp16, f::amx_tile, f::amx_bf16, f::amx_fp16};
+const cpu_features amx_without_fp16 = zen4 | cpu_features{f::amx_tile, f::amx_bf16};
+
+TEST(CpuFeatures, BestLevelIsTheLastWhoseFeaturesArePresent) {
+    EXPECT_EQ(best_isa(cpu_features{}), cpu_isa::generic);
+    EXPECT_EQ(best_isa(cpu_features{f::avx2, f::fma}), cpu_isa::generic);  // no F16C: not the avx2 level
+    EXPECT_EQ(best_isa(features_of(cpu_isa::avx2)), cpu_isa::avx2);
+    EXPECT_EQ(best_isa(zen4), cpu_isa::avx512_bf16);
+    EXPECT_EQ(best_isa(granite_rapids), cpu_isa::amx);
+    // AMX without AVX512_FP16 is still AMX (a linear order called this machine avx512_bf16).
+    EXPECT_EQ(best_isa(amx_without_fp16), cpu_isa::amx);
+    EXPECT_FALSE(amx_without_fp16.contains(features_of(cpu_isa::avx512_fp16)));
+}
+
+TEST(CpuFeatures, CapAllowsTheNamedLevelAndEveryLevelBefore) {
+    EXPECT_EQ(granite_rapids & cap_features(cpu_isa::generic), cpu_features{});
+    EXPECT_EQ(best_isa(granite_rapids & cap_features(cpu_isa::avx2)), cpu_isa::avx2);
+    EXPECT_EQ(best_isa(granite_rapids & cap_features(cpu_isa::avx512)), cpu_isa::avx512);
+    EXPECT_EQ(best_isa(granite_rapids & cap_features(cpu_isa::avx512_bf16)), cpu_isa::avx512_bf16);
+    EXPECT_FALSE((granite_rapids & cap_features(cpu_isa::avx512_fp16)).has(f::amx_tile));
+    EXPECT_EQ(granite_rapids & cap_features(cpu_isa::amx), granite_rapids);
+    // A cap never adds what the CPU lacks.
+    EXPECT_EQ(zen4 & cap_features(cpu_isa::amx), zen4);
+}
+
+TEST(CpuFeatures, NamesParseAndPrint) {
+    for (int i = 0; i < cpu_isa_count; ++i) {
+        cpu_isa back;
+        ASSERT_TRUE(parse_cpu_isa(to_string(cpu_isa(i)), back));
+        EXPECT_EQ(back, cpu_isa(i));
+    }
+    cpu_isa x;
+    EXPECT_TRUE(parse_cpu_isa("AVX512_BF16", x));
+    EXPECT_FALSE(parse_cpu_isa("avx1024", x));
+    EXPECT_EQ(cpu_features({f::avx2, f::amx_fp16}).to_string(), "avx2 amx_fp16");
+    EXPECT_EQ(cpu_features::from_missing(zen4, avx512_base).to_string(), "avx512_bf16");
+}
+
+// What runs here agrees with the cap in force (the ctest ISA-cap runs set CONVGRAD_MAX_ISA).
+TEST(CpuFeatures, EffectiveIsDetectedWithinTheCap) {
+    EXPECT_TRUE(detected_features().contains(effective_features()));
+    for (int i = 0; i < cpu_isa_count; ++i)
+        EXPECT_EQ(isa_available(cpu_isa(i)), effective_features().contains(features_of(cpu_isa(i))));
+    std::printf("detected: %s\neffective: %s\n", detected_features().to_string().c_str(),
+                effective_features().to_string().c_str());
+}
+
+}  // namespace
+}  // namespace convgrad::detail
