@@ -11,27 +11,6 @@
 
 namespace convgrad {
 
-enum class op_kind {
-    Convolution,
-    ConvolutionBackwardData,
-    ConvolutionBackwardWeights,
-    ConvTranspose,
-    ConvTransposeBackwardData,
-    ConvTransposeBackwardWeights,
-};
-
-inline constexpr op_kind all_op_kinds[] = {
-    op_kind::Convolution,   op_kind::ConvolutionBackwardData,   op_kind::ConvolutionBackwardWeights,
-    op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights,
-};
-
-/// The current JSON name ("ConvTransposeBackwardWeights", ...).
-CONVGRAD_API const char *to_string(op_kind k);
-/// Accepts current and legacy names (ConvolutionBackpropData, ConvTransposeBackpropFilters...).
-CONVGRAD_API std::optional<op_kind> parse_op_kind(std::string_view name);
-/// True for ConvTranspose, ConvTransposeBackwardData and ConvTransposeBackwardWeights.
-CONVGRAD_API bool is_conv_transpose_family(op_kind k);
-
 /// An attribute value as oneDNN Graph serializes them: s64, s64[], f32, f32[], string, bool.
 using attr_value =
     std::variant<int64_t, std::vector<int64_t>, float, std::vector<float>, std::string, bool>;

@@ -4,6 +4,7 @@
 #include "convgrad/export.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,5 +50,28 @@ public:
 private:
     status code_;
 };
+
+// The six ops (here rather than in op.hpp so that code that only names an op kind, such as
+// the kernels, does not pull in the attribute machinery).
+enum class op_kind {
+    Convolution,
+    ConvolutionBackwardData,
+    ConvolutionBackwardWeights,
+    ConvTranspose,
+    ConvTransposeBackwardData,
+    ConvTransposeBackwardWeights,
+};
+
+inline constexpr op_kind all_op_kinds[] = {
+    op_kind::Convolution,   op_kind::ConvolutionBackwardData,   op_kind::ConvolutionBackwardWeights,
+    op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights,
+};
+
+/// The current JSON name ("ConvTransposeBackwardWeights", ...).
+CONVGRAD_API const char *to_string(op_kind k);
+/// Accepts current and legacy names (ConvolutionBackpropData, ConvTransposeBackpropFilters...).
+CONVGRAD_API std::optional<op_kind> parse_op_kind(std::string_view name);
+/// True for ConvTranspose, ConvTransposeBackwardData and ConvTransposeBackwardWeights.
+CONVGRAD_API bool is_conv_transpose_family(op_kind k);
 
 }  // namespace convgrad

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "convgrad/op.hpp"
+#include "convgrad/types.hpp"
 
 namespace convgrad::detail {
 

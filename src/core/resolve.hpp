@@ -2,6 +2,7 @@
 // and the op mapped onto the normalized conv_problem (SEMANTICS §2 mirror identities).
 #pragma once
 
+#include "convgrad/op.hpp"
 #include "core/conv_problem.hpp"
 
 namespace convgrad::detail {
