@@ -5,6 +5,7 @@
 #include "api/verbose.hpp"
 #include "core/op_attrs.hpp"
 #include "core/op_error.hpp"
+#include "threading/parallel.hpp"
 
 namespace convgrad {
 
@@ -54,6 +55,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
+    detail::check_thread_count(*op_);
     auto d = detail::dispatch(c->r.prob, detail::effective_isa(), choice == impl_choice::reference);
     c->impl = d.impl;
     c->kernel_name = d.impl->name;
