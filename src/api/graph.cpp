@@ -60,6 +60,12 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     c->impl = d.impl;
     c->kernel_name = d.impl->name;
     c->k = std::move(d.k);
+    // Total scratch, checked up front like tensor sizes (docs/semantics.md, "Limits").
+    const double scratch = c->r.prob.scratch_bound(detail::requested_threads());
+    if (scratch > double(int64_t(1) << 52))
+        op_error(*op_).fail(status::out_of_memory, "kernel " + c->kernel_name,
+                            "its scratch memory would exceed 2^52 bytes (4 PiB)",
+                            "<= 4503599627370496", detail::str(scratch));
     detail::verbose_compile(*c, d.refusals);
     compiled_partition cp;
     cp.impl_ = std::move(c);
