@@ -33,6 +33,7 @@ namespace {
 
 using testing::tensor_buffer;
 
+#ifndef CONVGRAD_NO_RLIMIT
 // 1-D, bf16 (so every kernel makes f32 copies of the data: 2x the user's bytes), 16 channels in
 // 8 groups of 2 (the grouped kernels accept it, the direct ones too), 1M pixels: 32 MiB per
 // data tensor, 64 MiB per f32 copy.
@@ -111,6 +112,8 @@ int run_capped(op_kind kind) {
     if (kernels < 2) std::fprintf(stderr, "only %d kernels accept the problem\n", kernels);
     return failures + (kernels < 2);
 }
+
+#endif  // CONVGRAD_NO_RLIMIT
 
 class OutOfMemory : public ::testing::TestWithParam<op_kind> {};
 
