@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages convgrad needs to build, test and benchmark (only the missing
-# ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against.
+# ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against;
+# with --hardening also what the sanitizer, clang and fuzzing jobs need.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
 if [[ "${1:-}" == "--with-onednn" ]]; then
@@ -8,6 +9,9 @@ if [[ "${1:-}" == "--with-onednn" ]]; then
   # headers, which libdnnl-dev only recommends.
   pkgs+=(libdnnl-dev ocl-icd-opencl-dev)
 fi
+# --hardening: clang 14 with its sanitizer and libFuzzer runtimes and LLVM's OpenMP (with
+# libarcher, its ThreadSanitizer support), for scripts/ci-hardening.sh.
+if [[ "${1:-}" == "--hardening" ]]; then pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

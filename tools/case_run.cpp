@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "convgrad/npy.hpp"
+#include "core/checked.hpp"
 #include "desc.hpp"
 #include "runner.hpp"
 
@@ -16,7 +17,10 @@ std::pair<size_t, std::string> parse_id_file(const std::string &s, const std::st
     if (id.empty() || eq + 1 >= s.size() ||
         !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
         throw error(status::invalid_arguments, option + " '" + s + "': expected TENSOR_ID=FILE.npy");
-    return {size_t(std::stoull(id)), s.substr(eq + 1)};
+    dim_t v = 0;
+    if (!detail::parse_int64(id, v))
+        throw error(status::invalid_arguments, option + " '" + s + "': tensor id " + id + " is too large");
+    return {size_t(v), s.substr(eq + 1)};
 }
 
 namespace {

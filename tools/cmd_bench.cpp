@@ -159,7 +159,8 @@ void add_bench_command(CLI::App &app, int &exit_code) {
             } catch (const std::logic_error &) {
                 throw CLI::ValidationError("--threads", "'" + s + "' is not a number");
             }
-            if (threads.back() < 1) throw CLI::ValidationError("--threads", "must be positive");
+            if (threads.back() < 1 || threads.back() > max_thread_count)
+                throw CLI::ValidationError("--threads", "must be between 1 and " + std::to_string(max_thread_count));
         }
         if (threads.empty()) threads.push_back(current_threads());
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");

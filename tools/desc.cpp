@@ -1,5 +1,7 @@
 #include "desc.hpp"
 
+#include "core/checked.hpp"
+
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -35,7 +37,7 @@ std::string conv_desc::str(bool with_mb) const {
     return os.str();
 }
 
-conv_desc parse_desc(const std::string &text, bool deconv) {
+conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
     conv_desc d;
     std::map<std::string, dim_t> kv;
     size_t p = 0;
@@ -64,7 +66,10 @@ conv_desc parse_desc(const std::string &text, bool deconv) {
         for (const char *k : known) ok |= key == k;
         if (!ok) bad(text, "unknown key '" + key + "'");
         if (kv.count(key)) bad(text, "key '" + key + "' given twice");
-        kv[key] = std::stoll(text.substr(q, r - q));
+        dim_t v = 0;
+        if (!detail::parse_int64(std::string_view(text).substr(q, r - q), v))
+            bad(text, "value of '" + key + "' does not fit a 64-bit integer");
+        kv[key] = v;
         p = r;
     }
     auto has = [&](const std::string &k) { return kv.count(k) > 0; };
@@ -74,7 +79,8 @@ conv_desc parse_desc(const std::string &text, bool deconv) {
     d.mb = get("mb", 2);
     d.ic = kv.at("ic");
     d.oc = kv.at("oc");
-    if (d.g < 1 || d.ic < 1 || d.oc < 1 || d.mb < 1) bad(text, "g, mb, ic, oc must be positive");
+    if (d.g < 1 || d.ic < 1 || d.oc < 1 || d.mb < (empty_batch ? 0 : 1))
+        bad(text, "g, mb, ic, oc must be positive");
     if (d.ic % d.g || d.oc % d.g) bad(text, "ic and oc must be divisible by g");
     // Number of spatial axes.
     const bool has_d = has("id") || has("od") || has("kd");
@@ -176,7 +182,7 @@ op make_op(op_kind kind, const conv_desc &d, data_type dt) {
 }
 
 double terms_per_output(op_kind kind, const std::string &problem_desc) {
-    const conv_desc c = parse_desc(problem_desc, false);
+    const conv_desc c = parse_desc(problem_desc, false, true);
     const double ksp = double(c.k[0]) * double(c.k[1]) * double(c.k[2]);
     switch (kind) {
         case op_kind::Convolution:

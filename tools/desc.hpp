@@ -27,7 +27,8 @@ struct conv_desc {
 /// first spatial size is given, o* computed from the others (symmetric pads) when absent, and
 /// the end pads computed from o* when it is given. `deconv`: ConvTranspose-family meaning.
 /// Throws convgrad::error (invalid_arguments) with the reason.
-conv_desc parse_desc(const std::string &text, bool deconv);
+/// `empty_batch`: mb0 is accepted (the library's own descriptors of a batch-0 problem).
+conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch = false);
 
 /// The op of `kind` for the problem (NXC data, XIO/XOI weights, output shapes given), tensor ids
 /// 0, 1 (inputs) and 2 (output); Convolution and ConvTranspose get no bias.

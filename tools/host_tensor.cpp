@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/float_convert.hpp"
+#include "core/op_error.hpp"
 
 namespace convgrad::tool {
 
@@ -12,7 +13,10 @@ host_tensor::host_tensor(const logical_tensor &lt) : lt_(lt) {
     bytes_ = lt.size_bytes();
     const size_t alloc = (bytes_ + 64 + 63) / 64 * 64;
     auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, alloc));
-    if (!p) throw error(status::out_of_memory, "cannot allocate " + std::to_string(alloc) + " bytes");
+    if (!p)
+        throw error(status::out_of_memory, "tensor " + std::to_string(lt.id()) + " (" + to_string(lt.dtype()) +
+                                               " " + detail::to_string(lt.shape()) + "): cannot allocate " +
+                                               std::to_string(alloc) + " bytes");
     std::memset(p, 0, alloc);
     mem_.reset(p, [](uint8_t *q) { std::free(q); });
 }

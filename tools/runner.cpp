@@ -129,8 +129,17 @@ double time_median_ms(const std::function<void()> &run, int min_reps, double bud
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-void set_threads(int n) {
-    if (n > 0) omp_set_num_threads(n);
+void set_threads(std::optional<int> n) {
+    const std::string range = "between 1 and " + std::to_string(max_thread_count);
+    if (n) {
+        if (*n < 1 || *n > max_thread_count)
+            throw error(status::invalid_arguments,
+                        "--threads: must be " + range + ", got " + std::to_string(*n));
+        omp_set_num_threads(*n);
+    } else if (omp_get_max_threads() > max_thread_count) {
+        throw error(status::invalid_arguments, "OMP_NUM_THREADS: must be " + range + ", got " +
+                                                   std::to_string(omp_get_max_threads()));
+    }
 }
 int current_threads() { return omp_get_max_threads(); }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,9 @@ private:
 double time_median_ms(const std::function<void()> &run, int min_reps = 3, double budget_ms = 1000,
                       int max_reps = 100);
 
-/// Sets the OpenMP thread count (0 = leave as is).
-void set_threads(int n);
+/// Sets the OpenMP thread count from --threads when given (1..max_thread_count, else an error
+/// naming the option); when not given, checks that OMP_NUM_THREADS is within the limit.
+void set_threads(std::optional<int> n);
 int current_threads();
 
 }  // namespace convgrad::tool

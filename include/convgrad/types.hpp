@@ -40,6 +40,10 @@ enum class status {
 
 CONVGRAD_API const char *to_string(status s);
 
+/// The most threads convgrad runs on. A larger OMP_NUM_THREADS or omp_set_num_threads makes
+/// compile and execute fail with invalid_arguments (docs/semantics.md, "Limits").
+inline constexpr int max_thread_count = 1024;
+
 /// The single exception type thrown by convgrad. `what()` names the op (id and kind), the
 /// tensor or attribute, the rule, and the expected and actual values.
 class CONVGRAD_API error : public std::runtime_error {

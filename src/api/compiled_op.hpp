@@ -18,4 +18,10 @@ struct compiled_op {
     void execute(const std::vector<tensor> &inputs, const std::vector<tensor> &outputs) const;
 };
 
+namespace detail {
+/// The thread count (OMP_NUM_THREADS, omp_set_num_threads) is within max_thread_count; else an
+/// invalid_arguments error naming the op. Checked at compile and at every execute.
+void check_thread_count(const op &o);
+}  // namespace detail
+
 }  // namespace convgrad

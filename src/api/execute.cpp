@@ -6,6 +6,7 @@
 #include "api/compiled_op.hpp"
 #include "api/verbose.hpp"
 #include "core/op_error.hpp"
+#include "threading/parallel.hpp"
 
 namespace convgrad {
 
@@ -36,6 +37,14 @@ void check_tensor(const op_error &err, const char *what, size_t index, const ten
 
 }  // namespace
 
+void detail::check_thread_count(const op &o) {
+    const int n = requested_threads();
+    if (n > max_thread_count)
+        op_error(o).fail(status::invalid_arguments, "thread count (OMP_NUM_THREADS, omp_set_num_threads)",
+                         "at most " + std::to_string(max_thread_count) + " threads are supported",
+                         "<= " + std::to_string(max_thread_count), std::to_string(n));
+}
+
 void compiled_op::execute(const std::vector<tensor> &inputs,
                           const std::vector<tensor> &outputs) const {
     const op_error err(source);
@@ -47,6 +56,7 @@ void compiled_op::execute(const std::vector<tensor> &inputs,
                  std::to_string(r.outputs.size()), std::to_string(outputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i) check_tensor(err, "input", i, inputs[i], r.inputs[i]);
     check_tensor(err, "output", 0, outputs[0], r.outputs[0]);
+    detail::check_thread_count(source);
 
     if (r.shape_input >= 0) {
         // The s32 shape tensor must hold the shape the op was compiled for.
@@ -84,9 +94,15 @@ void compiled_op::execute(const std::vector<tensor> &inputs,
         } else {
             k->execute(a);
         }
+    } catch (const error &) {
+        throw;
     } catch (const std::bad_alloc &) {
+        // Thrown on any thread of a parallel region; threading/parallel.hpp brings it here.
         err.fail(status::out_of_memory, "execute",
                  std::string("kernel ") + impl->name + " could not allocate its scratch memory");
+    } catch (const std::exception &e) {
+        err.fail(status::runtime_error, "execute",
+                 std::string("kernel ") + impl->name + " failed: " + e.what());
     }
 }
 

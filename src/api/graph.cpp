@@ -5,6 +5,7 @@
 #include "api/verbose.hpp"
 #include "core/op_attrs.hpp"
 #include "core/op_error.hpp"
+#include "threading/parallel.hpp"
 
 namespace convgrad {
 
@@ -54,10 +55,17 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
+    detail::check_thread_count(*op_);
     auto d = detail::dispatch(c->r.prob, detail::effective_features(), choice == impl_choice::reference);
     c->impl = d.impl;
     c->kernel_name = d.impl->name;
     c->k = std::move(d.k);
+    // Total scratch, checked up front like tensor sizes (docs/semantics.md, "Limits").
+    const double scratch = c->r.prob.scratch_bound(detail::requested_threads());
+    if (scratch > double(int64_t(1) << 52))
+        op_error(*op_).fail(status::out_of_memory, "kernel " + c->kernel_name,
+                            "its scratch memory would exceed 2^52 bytes (4 PiB)",
+                            "<= 4503599627370496", detail::str(scratch));
     detail::verbose_compile(*c, d.refusals);
     compiled_partition cp;
     cp.impl_ = std::move(c);

@@ -1,5 +1,6 @@
 #include "core/conv_problem.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace convgrad::detail {
@@ -15,6 +16,20 @@ const char *to_string(conv_direction d) {
 
 double conv_problem::macs() const {
     return double(mb) * double(g) * double(ocg) * double(icg) * double(osp()) * double(ksp());
+}
+
+double conv_problem::scratch_bound(int nthr) const {
+    auto d = [](dim_t v) { return double(v); };
+    // Padded src row of the few-channel forward kernel: every window of the kernel lies inside.
+    const bool few_channels = g == 1 && k[2] > 1 && icg < 8;  // (kernels/common: flatten_w)
+    const double wpad = few_channels ? std::max(d(i[2]) + d(pb[2]) + d(pe[2]), (d(o[2]) - 1) * d(s[2]) + d(k[2]))
+                                     : d(i[2]);
+    const double src_f32 = 4 * d(mb) * d(ic()) * d(i[0]) * d(i[1]) * wpad;
+    const double dst_f32 = 4 * d(mb) * d(oc()) * d(osp());
+    const double wei_f32 = 4 * d(g) * d(ksp()) * (d(icg) + 16) * (d(ocg) + 16);  // padded to vectors
+    const double kernels = 2 * src_f32 + dst_f32 + (1 + nthr) * wei_f32;       // copies, partials
+    const double ref = src_f32 + dst_f32 + wei_f32 + 8 * nthr * std::max(d(isp()), d(osp()));
+    return kernels + ref;
 }
 
 std::string conv_problem::desc() const {

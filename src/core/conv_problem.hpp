@@ -57,6 +57,10 @@ struct conv_problem {
     dim_t ksp() const { return k[0] * k[1] * k[2]; }
     /// Multiply-adds of the computation (the same for all three directions).
     double macs() const;
+    /// Upper bound (bytes) of the scratch memory any implementation allocates in one execution
+    /// on `nthr` threads: f32 copies of the data and weights, per-thread partial sums and
+    /// accumulators. In double: it must not overflow whatever the sizes.
+    double scratch_bound(int nthr) const;
     /// benchdnn-style descriptor of the canonical convolution, e.g. "g1mb2ic32ih28oc128oh14kh2sh2ph0".
     std::string desc() const;
 };

@@ -147,7 +147,10 @@ void validate_op_schema(const op &o) {
     const auto specs = attrs_of(k);
 
     // Attributes: known names, right types, required ones present.
-    for (const auto &[name, value] : o.attrs()) {
+    for (const auto &entry : o.attrs()) {
+        // (Not a structured binding: clang 14 cannot capture one in the lambda.)
+        const auto &name = entry.first;
+        const auto &value = entry.second;
         auto it = std::find_if(specs.begin(), specs.end(),
                                [&](const attr_spec &s) { return name == s.name; });
         if (it == specs.end())

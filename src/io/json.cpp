@@ -3,6 +3,8 @@
 #include "convgrad/json.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -34,10 +36,26 @@ struct position {
 
 const char *json_type(const ojson &j) { return j.type_name(); }
 
+// nlohmann keeps integers above INT64_MAX as unsigned: get<int64_t>() would wrap them negative.
+int64_t as_int64(const position &pos, const ojson &j, const std::string &field) {
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX))
+        pos.fail(field, "integer " + j.dump() + " does not fit a 64-bit signed integer",
+                 status::invalid_shape);
+    return j.get<int64_t>();
+}
+
 int64_t get_int(const position &pos, const ojson &j, const std::string &field) {
     if (!j.is_number_integer())
         pos.fail(field, std::string("expected an integer, got ") + json_type(j) + " " + j.dump());
-    return j.get<int64_t>();
+    return as_int64(pos, j, field);
+}
+
+// A JSON number as an f32 attribute: converting a double out of float's range is undefined.
+float as_float(const position &pos, const ojson &j, const std::string &field) {
+    const double v = j.get<double>();
+    if (std::isfinite(v) && std::fabs(v) > double(std::numeric_limits<float>::max()))
+        pos.fail(field, "number " + j.dump() + " is out of the range of f32");
+    return float(v);
 }
 
 size_t get_id(const position &pos, const ojson &j, const std::string &field) {
@@ -80,27 +98,27 @@ attr_value parse_attr(const position &pos, const std::string &name, const ojson 
     };
     if (type == "s64") {
         if (!v.is_number_integer()) mismatch("an integer");
-        return v.get<int64_t>();
+        return as_int64(pos, v, vf);
     }
     if (type == "s64[]") {
         if (!v.is_array()) mismatch("a list of integers");
         std::vector<int64_t> out;
         for (const auto &e : v) {
             if (!e.is_number_integer()) mismatch("a list of integers");
-            out.push_back(e.get<int64_t>());
+            out.push_back(as_int64(pos, e, vf));
         }
         return out;
     }
     if (type == "f32") {
         if (!v.is_number()) mismatch("a number");
-        return v.get<float>();
+        return as_float(pos, v, vf);
     }
     if (type == "f32[]") {
         if (!v.is_array()) mismatch("a list of numbers");
         std::vector<float> out;
         for (const auto &e : v) {
             if (!e.is_number()) mismatch("a list of numbers");
-            out.push_back(e.get<float>());
+            out.push_back(as_float(pos, e, vf));
         }
         return out;
     }
@@ -201,6 +219,8 @@ document parse(std::string_view text, const std::string &source, const read_opti
     } catch (const ojson::parse_error &e) {
         throw error(status::invalid_arguments, source + ": JSON syntax error at byte " +
                                                    std::to_string(e.byte) + ": " + e.what());
+    } catch (const ojson::exception &e) {  // out_of_range: a number too large (1e400)
+        throw error(status::invalid_arguments, source + ": invalid JSON: " + e.what());
     }
     const position top{source, {}};
     if (!root.is_object()) top.fail("", std::string("expected a JSON object at top level, got ") + json_type(root));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/checked.hpp"
 #include "core/float_convert.hpp"
 #include "core/op_error.hpp"
 
@@ -84,7 +85,10 @@ struct header_parser {
             size_t q = p;
             while (q < s.size() && std::isdigit(static_cast<unsigned char>(s[q]))) ++q;
             if (q == p) bad("expected a dimension");
-            d.push_back(std::stoll(s.substr(p, q - p)));
+            dim_t v = 0;
+            if (!detail::parse_int64(std::string_view(s).substr(p, q - p), v))
+                bad("shape dimension " + s.substr(p, q - p) + " does not fit a 64-bit integer");
+            d.push_back(v);
             p = q;
             if (peek(',')) ++p;
             else if (!peek(')')) bad("expected ',' or ')'");
@@ -186,6 +190,9 @@ array parse(const void *bytes, size_t size, const std::string &source) {
     hp.expect('{');
     while (!hp.peek('}')) {
         const std::string key = hp.str();
+        if ((key == "descr" && have_descr) || (key == "fortran_order" && have_order) ||
+            (key == "shape" && have_shape))
+            hp.bad("key '" + key + "' given twice");
         hp.expect(':');
         if (key == "descr") descr = hp.str(), have_descr = true;
         else if (key == "fortran_order") a.fortran_order = hp.boolean(), have_order = true;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "core/checked.hpp"
 #include "core/op_error.hpp"
 
 namespace convgrad::io {
@@ -28,7 +29,9 @@ std::vector<std::string> split(const std::string &s, char sep) {
 size_t parse_id(const std::string &s, const std::string &what) {
     if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
         bad(what + ": '" + s + "' is not an id");
-    return size_t(std::stoull(s));
+    dim_t v = 0;
+    if (!detail::parse_int64(s, v)) bad(what + ": id '" + s + "' does not fit a 64-bit integer");
+    return size_t(v);
 }
 
 bool is_float(data_type dt) {
@@ -98,7 +101,10 @@ dims parse_dims(const std::string &s, const std::string &what) {
     for (const auto &p : split(s, 'x')) {
         if (p.empty() || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
             bad(what + ": '" + s + "' is not a shape like 2x32x28x28");
-        d.push_back(std::stoll(p));
+        dim_t v = 0;
+        if (!detail::parse_int64(p, v))
+            bad(what + ": dimension " + p + " of '" + s + "' does not fit a 64-bit integer");
+        d.push_back(v);
     }
     return d;
 }
@@ -120,7 +126,7 @@ dims tag_strides(const dims &shape, const std::string &tag) {
     for (size_t i = tag.size(); i-- > 0;) {
         const size_t a = size_t(tag[i] - 'a');
         st[a] = acc;
-        acc *= std::max<dim_t>(shape[a], 1);
+        acc = detail::checked_mul(acc, std::max<dim_t>(shape[a], 1), "strides of the format tag");
     }
     return st;
 }
@@ -207,7 +213,8 @@ std::vector<std::string> apply_rewrite(json::document &doc, const rewrite_option
     }
     // --mb
     if (o.mb) {
-        if (*o.mb < 1) bad("--mb: must be positive, got " + std::to_string(*o.mb));
+        // Batch 0 is valid (the library runs it: nothing to compute).
+        if (*o.mb < 0) bad("--mb: must be >= 0, got " + std::to_string(*o.mb));
         std::set<size_t> skipped_ops;
         for (const auto &op_ : doc.ops)
             for (size_t i = 0; i < op_.inputs().size(); ++i) {
@@ -224,7 +231,13 @@ std::vector<std::string> apply_rewrite(json::document &doc, const rewrite_option
                 dims shape = cur.shape();
                 shape[0] = *o.mb;
                 const std::string tag = strides_tag(cur.shape(), cur.strides());
-                dims st = tag.empty() ? dense_strides(shape) : tag_strides(shape, tag);
+                dims st;
+                try {
+                    st = tag.empty() ? dense_strides(shape) : tag_strides(shape, tag);
+                } catch (const error &e) {
+                    throw error(e.code(), "--mb " + std::to_string(*o.mb) + ": tensor " +
+                                              std::to_string(id) + ": " + e.what());
+                }
                 new_defs[id] = logical_tensor(id, cur.dtype(), shape, st, cur.property());
             }
     }

@@ -9,16 +9,18 @@
 #include <vector>
 
 #include "core/float_convert.hpp"
+#include "threading/parallel.hpp"
 
 namespace convgrad::detail {
 namespace {
 
-// Small problems run on the calling thread: waking a thread team costs more than the work,
-// and on a loaded machine every parallel region can wait a scheduler time slice for a thread.
-bool worth_threads(const conv_problem &p) { return p.macs() >= 65536.0; }
+// Small problems run on the calling thread (the library's one rule, threading/parallel.hpp).
+// Each output element is computed by exactly one thread: results do not depend on the count.
+int ref_threads(const conv_problem &p) { return threads_for(p.macs()); }
 
-dim_t div_floor(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-dim_t div_ceil(dim_t a, dim_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+// Without `a + b - 1`: a stride near INT64_MAX must not overflow (b > 0, a > INT64_MIN).
+dim_t div_floor(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a) / b + ((-a) % b != 0)); }
+dim_t div_ceil(dim_t a, dim_t b) { return a >= 0 ? a / b + (a % b != 0) : -((-a) / b); }
 
 // Range [lo, hi) of small-side positions o whose big-side position o*s + k*dl - pb is in [0, I).
 struct range {
@@ -53,16 +55,19 @@ std::vector<float> gather_data(const conv_problem &p, const void *base, const da
                                dim_t C, const dim_t *sp) {
     const dim_t plane = sp[0] * sp[1] * sp[2];
     std::vector<float> out(size_t(p.mb * C * plane));
-#pragma omp parallel for collapse(2) if (worth_threads(p))
-    for (dim_t n = 0; n < p.mb; ++n)
-        for (dim_t c = 0; c < C; ++c) {
-            float *o = out.data() + (n * C + c) * plane;
+    parallel(ref_threads(p), [&](int ithr, int nthr) {
+        dim_t s, e;
+        balance211(p.mb * C, nthr, ithr, s, e);
+        for (dim_t nc = s; nc < e; ++nc) {
+            const dim_t n = nc / C, c = nc % C;
+            float *o = out.data() + nc * plane;
             for (dim_t d = 0; d < sp[0]; ++d)
                 for (dim_t h = 0; h < sp[1]; ++h)
                     for (dim_t w = 0; w < sp[2]; ++w)
                         *o++ = load(p.dt, base,
                                     n * l.n + c * l.c + d * l.sp[0] + h * l.sp[1] + w * l.sp[2]);
         }
+    });
     return out;
 }
 
@@ -118,59 +123,55 @@ void ref_fwd(const conv_problem &p, const conv_args &a) {
     const auto src = gather_data(p, a.src, p.src, p.ic(), p.i);
     const auto wei = gather_weights(p, a.wei);
     const dim_t isp = p.isp(), osp = p.osp(), ksp = p.ksp();
-    (void)isp;
-    (void)osp;
-#pragma omp parallel if (worth_threads(p))
-    {
-        std::vector<double> acc(static_cast<size_t>(osp));
-#pragma omp for collapse(2)
-        for (dim_t n = 0; n < p.mb; ++n)
-            for (dim_t oc = 0; oc < p.oc(); ++oc) {
-                const dim_t g = oc / p.ocg;
-                const double b = p.with_bias ? load(p.dt, a.bias, oc * p.bias_stride) : 0.0;
-                std::fill(acc.begin(), acc.end(), b);
-                for (dim_t ic = 0; ic < p.icg; ++ic) {
-                    const float *s = src.data() + (n * p.ic() + g * p.icg + ic) * isp;
-                    const float *w = wei.data() + (oc * p.icg + ic) * ksp;
-                    dim_t tap[3];
-                    for (tap[0] = 0; tap[0] < p.k[0]; ++tap[0])
-                        for (tap[1] = 0; tap[1] < p.k[1]; ++tap[1])
-                            for (tap[2] = 0; tap[2] < p.k[2]; ++tap[2])
-                                tap_update<false>(p, tap, *w++, s, nullptr, nullptr, acc.data());
-                }
-                scatter_plane(p, a.out, p.dst, n, oc, p.o, acc.data());
+    parallel(ref_threads(p), [&](int ithr, int nthr) {
+        std::vector<double> acc(static_cast<size_t>(osp));  // bad_alloc: caught by parallel()
+        dim_t first, last;
+        balance211(p.mb * p.oc(), nthr, ithr, first, last);
+        for (dim_t noc = first; noc < last; ++noc) {
+            const dim_t n = noc / p.oc(), oc = noc % p.oc();
+            const dim_t g = oc / p.ocg;
+            const double b = p.with_bias ? load(p.dt, a.bias, oc * p.bias_stride) : 0.0;
+            std::fill(acc.begin(), acc.end(), b);
+            for (dim_t ic = 0; ic < p.icg; ++ic) {
+                const float *s = src.data() + (n * p.ic() + g * p.icg + ic) * isp;
+                const float *w = wei.data() + (oc * p.icg + ic) * ksp;
+                dim_t tap[3];
+                for (tap[0] = 0; tap[0] < p.k[0]; ++tap[0])
+                    for (tap[1] = 0; tap[1] < p.k[1]; ++tap[1])
+                        for (tap[2] = 0; tap[2] < p.k[2]; ++tap[2])
+                            tap_update<false>(p, tap, *w++, s, nullptr, nullptr, acc.data());
             }
-    }
+            scatter_plane(p, a.out, p.dst, n, oc, p.o, acc.data());
+        }
+    });
 }
 
 void ref_bwd_data(const conv_problem &p, const conv_args &a) {
     const auto dst = gather_data(p, a.dst, p.dst, p.oc(), p.o);
     const auto wei = gather_weights(p, a.wei);
     const dim_t isp = p.isp(), osp = p.osp(), ksp = p.ksp();
-    (void)isp;
-    (void)osp;
-#pragma omp parallel if (worth_threads(p))
-    {
-        std::vector<double> acc(static_cast<size_t>(isp));
-#pragma omp for collapse(2)
-        for (dim_t n = 0; n < p.mb; ++n)
-            for (dim_t ic = 0; ic < p.ic(); ++ic) {
-                const dim_t g = ic / p.icg, icl = ic % p.icg;
-                const double b = p.with_bias ? load(p.dt, a.bias, ic * p.bias_stride) : 0.0;
-                std::fill(acc.begin(), acc.end(), b);
-                for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
-                    const dim_t oc = g * p.ocg + ocl;
-                    const float *d = dst.data() + (n * p.oc() + oc) * osp;
-                    const float *w = wei.data() + (oc * p.icg + icl) * ksp;
-                    dim_t tap[3];
-                    for (tap[0] = 0; tap[0] < p.k[0]; ++tap[0])
-                        for (tap[1] = 0; tap[1] < p.k[1]; ++tap[1])
-                            for (tap[2] = 0; tap[2] < p.k[2]; ++tap[2])
-                                tap_update<true>(p, tap, *w++, nullptr, acc.data(), d, nullptr);
-                }
-                scatter_plane(p, a.out, p.src, n, ic, p.i, acc.data());
+    parallel(ref_threads(p), [&](int ithr, int nthr) {
+        std::vector<double> acc(static_cast<size_t>(isp));  // bad_alloc: caught by parallel()
+        dim_t first, last;
+        balance211(p.mb * p.ic(), nthr, ithr, first, last);
+        for (dim_t nic = first; nic < last; ++nic) {
+            const dim_t n = nic / p.ic(), ic = nic % p.ic();
+            const dim_t g = ic / p.icg, icl = ic % p.icg;
+            const double b = p.with_bias ? load(p.dt, a.bias, ic * p.bias_stride) : 0.0;
+            std::fill(acc.begin(), acc.end(), b);
+            for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
+                const dim_t oc = g * p.ocg + ocl;
+                const float *d = dst.data() + (n * p.oc() + oc) * osp;
+                const float *w = wei.data() + (oc * p.icg + icl) * ksp;
+                dim_t tap[3];
+                for (tap[0] = 0; tap[0] < p.k[0]; ++tap[0])
+                    for (tap[1] = 0; tap[1] < p.k[1]; ++tap[1])
+                        for (tap[2] = 0; tap[2] < p.k[2]; ++tap[2])
+                            tap_update<true>(p, tap, *w++, nullptr, acc.data(), d, nullptr);
             }
-    }
+            scatter_plane(p, a.out, p.src, n, ic, p.i, acc.data());
+        }
+    });
 }
 
 void ref_bwd_weights(const conv_problem &p, const conv_args &a) {
@@ -178,9 +179,11 @@ void ref_bwd_weights(const conv_problem &p, const conv_args &a) {
     const auto dst = gather_data(p, a.dst, p.dst, p.oc(), p.o);
     const dim_t isp = p.isp(), osp = p.osp();
     const weights_layout &l = p.wei;
-#pragma omp parallel for collapse(2) if (worth_threads(p))
-    for (dim_t oc = 0; oc < p.oc(); ++oc)
-        for (dim_t ic = 0; ic < p.icg; ++ic) {
+    parallel(ref_threads(p), [&](int ithr, int nthr) {
+        dim_t s0, e0;
+        balance211(p.oc() * p.icg, nthr, ithr, s0, e0);
+        for (dim_t x = s0; x < e0; ++x) {
+            const dim_t oc = x / p.icg, ic = x % p.icg;
             const dim_t g = oc / p.ocg;
             dim_t tap[3];
             for (tap[0] = 0; tap[0] < p.k[0]; ++tap[0])
@@ -212,6 +215,7 @@ void ref_bwd_weights(const conv_problem &p, const conv_args &a) {
                               acc);
                     }
         }
+    });
 }
 
 }  // namespace

@@ -1,19 +1,57 @@
-// Threading: OpenMP behind two small functions, with a static split so that every run with the
-// same thread count does the same work in the same order.
+// Threading: OpenMP behind a few small functions, with a static split so that every run with
+// the same thread count does the same work in the same order.
+//
+// Every parallel region of the library (kernels and reference) goes through parallel(): an
+// exception thrown by any thread of a region (std::bad_alloc from scratch memory, above all)
+// is caught in that thread, the first one is kept, and it is rethrown on the calling thread
+// after the region. An exception must never leave an OpenMP region: that is std::terminate.
+//
+// There is no barrier inside a region: a thread that has thrown would never reach it, and the
+// others would wait forever. Phases that need one (compute partials, then reduce them) are two
+// regions with the same thread count.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+
+#include "convgrad/types.hpp"  // max_thread_count
 
 namespace convgrad::detail {
 
-/// Threads a parallel region will use (OMP_NUM_THREADS / omp_set_num_threads).
+/// Threads a parallel region would use (OMP_NUM_THREADS / omp_set_num_threads), unchecked.
+int requested_threads();
+
+/// requested_threads(), or convgrad::error (invalid_arguments) when it exceeds max_thread_count.
 int max_threads();
 
+/// The one "worth threading" rule: work below about a million multiply-adds runs on the calling
+/// thread (waking a team costs more, and on a loaded machine a region can wait a time slice for
+/// each thread); larger work runs on max_threads().
+int threads_for(double macs);
+
 /// Splits [0, n) into nthr contiguous parts as evenly as possible; part ithr is [start, end).
-inline void balance211(int64_t n, int nthr, int ithr, int64_t &start, int64_t &end) {
+/// (static: each translation unit, whatever its ISA flags, keeps its own copy.)
+static inline void balance211(int64_t n, int nthr, int ithr, int64_t &start, int64_t &end) {
     const int64_t base = n / nthr, extra = n % nthr;
     start = ithr * base + (ithr < extra ? ithr : extra);
     end = start + base + (ithr < extra ? 1 : 0);
+}
+
+using region_fn = void (*)(void *ctx, int ithr, int nthr);
+
+/// Calls fn(ctx, ithr, nthr) once for every ithr in [0, nthr), on up to nthr threads; rethrows
+/// the first exception any call threw (later calls are skipped once one has failed).
+void parallel_region(int nthr, region_fn fn, void *ctx);
+
+/// parallel(nthr, [&](int ithr, int nthr) { ... }): the same with a callable. Each ithr is
+/// called exactly once even when OpenMP grants fewer threads, so per-ithr results (partial
+/// sums) depend only on nthr.
+template <typename F>
+void parallel(int nthr, F &&f) {
+    using fn_t = std::remove_reference_t<F>;
+    parallel_region(
+        nthr, [](void *ctx, int ithr, int n) { (*static_cast<fn_t *>(ctx))(ithr, n); },
+        const_cast<void *>(static_cast<const void *>(&f)));
 }
 
 }  // namespace convgrad::detail

@@ -52,5 +52,43 @@ TEST(Concurrency, OneCompiledPartitionManyThreads) {
     }
 }
 
+// Problems big enough that every execution runs its own OpenMP regions (2 threads each),
+// started from two std::threads at once: what the ThreadSanitizer job checks.
+TEST(Concurrency, ThreadedExecutionsFromManyThreads) {
+    for (op_kind kind : {op_kind::ConvolutionBackwardWeights, op_kind::Convolution}) {
+        op o(8, kind, "threaded");
+        o.set_attr("strides", dims{1, 1}).set_attr("pads_begin", dims{1, 1}).set_attr("pads_end", dims{1, 1});
+        o.set_attr("dilations", dims{1, 1}).set_attr("data_format", std::string("NCX"));
+        const dims x{2, 16, 20, 20}, w{3, 3, 16, 32};  // NCX data (packed copies), XIO weights
+        if (kind == op_kind::ConvolutionBackwardWeights) {
+            o.set_attr("weights_shape", w);
+            o.add_input(logical_tensor(0, data_type::f32, x)).add_input(logical_tensor(1, data_type::f32, {2, 32, 20, 20}));
+        } else {
+            o.add_input(logical_tensor(0, data_type::f32, x)).add_input(logical_tensor(1, data_type::f32, w));
+        }
+        o.add_output(logical_tensor::unknown(2, data_type::f32));
+        for (impl_choice choice : {impl_choice::best, impl_choice::reference}) {
+            const compiled_partition cp = compile_op(o, choice);
+            ASSERT_GE(cp.flops(), 2.0 * (1 << 20));  // over the threading threshold
+            tensor_buffer a(cp.inputs()[0]), b(cp.inputs()[1]), alone(cp.outputs()[0]);
+            a.fill_ints(3);
+            b.fill_ints(4);
+            cp.execute({a.as_tensor(), b.as_tensor()}, {alone.as_tensor()});
+            const auto want = alone.values();
+            std::vector<std::vector<double>> got(2);
+            std::vector<std::thread> pool;
+            for (int t = 0; t < 2; ++t)
+                pool.emplace_back([&, t] {
+                    tensor_buffer out(cp.outputs()[0]);
+                    for (int r = 0; r < 3; ++r) cp.execute({a.as_tensor(), b.as_tensor()}, {out.as_tensor()});
+                    got[size_t(t)] = out.values();
+                });
+            for (auto &th : pool) th.join();
+            for (int t = 0; t < 2; ++t)
+                EXPECT_EQ(got[size_t(t)], want) << to_string(kind) << " " << cp.kernel_name() << " thread " << t;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace convgrad

@@ -39,10 +39,14 @@ else
   [[ -n "$(find "$prefix" -name libconvgrad.a)" ]] || fail "no libconvgrad.a installed"
 fi
 libdir=$(dirname "$(find "$prefix" -name 'libconvgrad.*' | head -n 1)")
+# The consumer uses the compiler convgrad was built with: the OpenMP flags in the package
+# (-fopenmp for g++, -fopenmp=libomp for clang) belong to that compiler.
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ -n "$cxx" ]] || cxx=c++
 
 echo "--- consumer with find_package(convgrad)"
 cmake -S "$here/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_BUILD_TYPE=Release >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; fail "configure"; }
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; fail "configure"; }
 cmake --build "$work/cmake-build" >"$work/consumer-build.log" || { cat "$work/consumer-build.log"; fail "build"; }
 "$work/cmake-build/consumer"
 
@@ -51,6 +55,6 @@ pc_dir=$(dirname "$(find "$prefix" -name convgrad.pc | head -n 1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs convgrad)
 echo "pkg-config --cflags --libs convgrad: $flags"
 # shellcheck disable=SC2086  # the flags are words
-c++ -O1 "$here/consumer/main.cpp" $flags -o "$work/pc-consumer"
+"$cxx" -O1 "$here/consumer/main.cpp" $flags -o "$work/pc-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pc-consumer"
 echo "check_install: pass"

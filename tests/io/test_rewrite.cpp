@@ -191,6 +191,6 @@ TEST(RewriteErrors, EveryBadOption) {
     o.op_attrs = "0:strides:1xx1";
     expect_error(conv_doc(), o, {"'1xx1' is not a valid s64[]"});
     o = {};
-    o.mb = 0;
-    expect_error(conv_doc(), o, {"--mb", "positive"});
+    o.mb = -1;
+    expect_error(conv_doc(), o, {"--mb", ">= 0", "got -1"});
 }

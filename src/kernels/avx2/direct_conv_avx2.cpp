@@ -1,6 +1,5 @@
 // AVX2+FMA instantiation of the direct and grouped convolution kernels (8 floats per vector, 16 registers).
 #include <immintrin.h>
-#include <omp.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +7,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::avx2 {

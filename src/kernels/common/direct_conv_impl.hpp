@@ -104,14 +104,11 @@ static inline void call_uk(int m, int nv, const uk_args &a) { kernels_table.fn[n
 
 static inline dim_t imin(dim_t a, dim_t b) { return a < b ? a : b; }
 static inline dim_t imax(dim_t a, dim_t b) { return a > b ? a : b; }
-static inline dim_t div_up(dim_t a, dim_t b) { return (a + b - 1) / b; }
-static inline dim_t floor_div(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// Without `a + b - 1`: a stride near INT64_MAX must not overflow (b > 0, a > INT64_MIN).
+static inline dim_t div_up(dim_t a, dim_t b) { return a / b + (a % b != 0); }
+static inline dim_t floor_div(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a) / b + ((-a) % b != 0)); }
 static inline dim_t ceil_div(dim_t a, dim_t b) { return -floor_div(-a, b); }
-static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) {
-    const dim_t base = n / nthr, extra = n % nthr;
-    s = ithr * base + (ithr < extra ? ithr : extra);
-    e = s + base + (ithr < extra ? 1 : 0);
-}
+static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) { balance211(n, nthr, ithr, s, e); }
 
 static inline float load_elem(data_type dt, const void *base, dim_t off) {
     switch (dt) {
@@ -159,10 +156,9 @@ static fview dense_view(float *p, dim_t C, const dim_t *sp) {
 static void pack_data(const conv_problem &p, int nthr, const void *user, const data_layout &l,
                       dim_t C, const dim_t *sp, float *out) {
     const dim_t rows = p.mb * sp[0] * sp[1];
-#pragma omp parallel num_threads(nthr)
-    {
+    parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
-        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        split(rows, nt, ithr, s, e);
         for (dim_t r = s; r < e; ++r) {
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             float *o = out + r * sp[2] * C;
@@ -180,17 +176,16 @@ static void pack_data(const conv_problem &p, int nthr, const void *user, const d
                         o[w * C + c] = load_elem(p.dt, user, base + w * l.sp[2] + c * l.c);
             }
         }
-    }
+    });
 }
 
 // Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
 static void unpack_data(const conv_problem &p, int nthr, const float *in, void *user,
                         const data_layout &l, dim_t C, const dim_t *sp) {
     const dim_t rows = p.mb * sp[0] * sp[1];
-#pragma omp parallel num_threads(nthr)
-    {
+    parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
-        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        split(rows, nt, ithr, s, e);
         for (dim_t r = s; r < e; ++r) {
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             const float *x = in + r * sp[2] * C;
@@ -204,7 +199,7 @@ static void unpack_data(const conv_problem &p, int nthr, const float *in, void *
                 for (dim_t c = 0; c < C; ++c)
                     store_elem(p.dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
         }
-    }
+    });
 }
 
 // A data tensor as the kernels see it: the user's memory when it is f32 with contiguous
@@ -237,9 +232,11 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
                          dim_t ldn, float *out) {
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
-#pragma omp parallel for collapse(2) num_threads(nthr)
-    for (dim_t g = 0; g < p.g; ++g)
-        for (dim_t t = 0; t < ksp; ++t) {
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(p.g * ksp, nt, ithr, s, e);
+        for (dim_t gt = s; gt < e; ++gt) {
+            const dim_t g = gt / ksp, t = gt % ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
             float *o = out + (g * ksp + t) * K * ldn;
@@ -251,6 +248,7 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
                 for (dim_t n = N; n < ldn; ++n) o[k * ldn + n] = 0.f;
             }
         }
+    });
 }
 
 static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
@@ -460,8 +458,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     if (total == 0) return;
-#pragma omp parallel num_threads(pl.nthr)
-    {
+    parallel(pl.nthr, [&](int ithr, int nt) {
         const dim_t slots = dim_t(tiles_per_unit) * max_taps;
         scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
         gather_tables tb;
@@ -470,7 +467,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
         tb.C = const_cast<float **>(tb.B + slots);
         tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
         dim_t s, e;
-        split(total, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        split(total, nt, ithr, s, e);
         dim_t base = 0;
         for (dim_t c = 0; c < njobs && base < e; ++c) {
             const gather_job &j = jobs[c];
@@ -489,7 +486,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
             }
             base += work;
         }
-    }
+    });
 }
 
 // Few input channels (the first layer of a network: 3): the kernel width and the channels
@@ -643,9 +640,9 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const dim_t rows = p.mb * p.o[0] * p.o[1];
     const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
     const dim_t chunk = pl.rows_per_chunk;
-#pragma omp parallel num_threads(nthr)
-    {
-        const int ithr = omp_get_thread_num(), nt = omp_get_num_threads();
+    // Two regions (no barrier inside one, see threading/parallel.hpp): per-thread partial sums,
+    // then their fixed-order reduction.
+    parallel(nthr, [&](int ithr, int nt) {
         float *P = partials.p + ithr * part;
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
         scratch ptrs(4 * chunk);
@@ -699,7 +696,8 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
                     }
                 }
         }
-#pragma omp barrier
+    });
+    parallel(nthr, [&](int ithr, int nt) {
         // Fixed-order reduction of the partial sums into the user's weights.
         const weights_layout &l = p.wei;
         const dim_t nw = p.g * ksp * p.icg;
@@ -715,7 +713,7 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
                 store_elem(p.dt, args.out, base + (g * p.ocg + ocl) * l.oc, sum);
             }
         }
-    }
+    });
 }
 
 // --------------------------------------------------------------------------------- entry --

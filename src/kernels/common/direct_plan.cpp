@@ -16,8 +16,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs) {
     d.max_m[0] = 0;
     d.src_direct = p.dt == data_type::f32 && p.src.c == 1;
     d.dst_direct = p.dt == data_type::f32 && p.dst.c == 1;
-    // A parallel region costs more than a tiny problem: those run on the calling thread.
-    d.nthr = p.macs() < double(1 << 20) ? 1 : max_threads();
+    // Fixed here, at compile time: the split (and so the bits of the result) never changes.
+    d.nthr = threads_for(p.macs());
     // bwd_weights: about 512 KiB of src and diff_dst per chunk of rows.
     const dim_t row_bytes = (p.i[2] * p.ic() + p.o[2] * p.oc()) * 4;
     d.rows_per_chunk = std::max<dim_t>(1, (512 * 1024) / std::max<dim_t>(row_bytes, 1));

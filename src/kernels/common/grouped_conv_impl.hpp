@@ -18,9 +18,11 @@ static void grouped_pack_weights(const conv_problem &p, int nthr, const void *us
                                  dim_t cg, dim_t nblocks, float *out) {
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), C = p.g * cg;
-#pragma omp parallel for num_threads(nthr)
-    for (dim_t b = 0; b < nblocks; ++b)
-        for (dim_t t = 0; t < ksp; ++t) {
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(nblocks * ksp, nt, ithr, s, e);
+        for (dim_t bt = s; bt < e; ++bt) {
+            const dim_t b = bt / ksp, t = bt % ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
             for (dim_t i = 0; i < cg; ++i) {
@@ -36,6 +38,7 @@ static void grouped_pack_weights(const conv_problem &p, int nthr, const void *us
                 }
             }
         }
+    });
 }
 
 template <int CG>
@@ -59,10 +62,9 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
-#pragma omp parallel num_threads(pl.nthr)
-    {
+    parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
-        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        split(rows, nt, ithr, s, e);
         for (dim_t row = s; row < e; ++row) {
             const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
             // Channel blocks innermost: the pixels of a tile stay in L1 across all blocks.
@@ -109,7 +111,7 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                     if (q < m) vt::store_mask(drow + q * dst.w, acc[q], mk);
             }
         }
-    }
+    });
 }
 
 // bwd_data (CG = cg): src[pix][c] = sum over taps reaching pix, sum_j dst[o][group(c) base + j] * w.
@@ -120,10 +122,9 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
-#pragma omp parallel num_threads(pl.nthr)
-    {
+    parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
-        split(rows, omp_get_num_threads(), omp_get_thread_num(), s, e);
+        split(rows, nt, ithr, s, e);
         for (dim_t row = s; row < e; ++row) {
             const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
             // Stride phases along w: src pixels r + s*t (t = t0 + q) are reached by the kw taps
@@ -174,7 +175,7 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                 }
             }
         }
-    }
+    });
 }
 
 // bwd_weights (CG = cg): dW[oc][i][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + i].
@@ -188,9 +189,8 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
     scratch partials(pl.nthr * part);
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
-#pragma omp parallel num_threads(pl.nthr)
-    {
-        const int ithr = omp_get_thread_num(), nt = omp_get_num_threads();
+    // Partial sums, then their fixed-order reduction: two regions (no barrier inside one).
+    parallel(pl.nthr, [&](int ithr, int nt) {
         float *P = partials.p + ithr * part;
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
         dim_t s, e;
@@ -250,7 +250,8 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
                 }
             }
         }
-#pragma omp barrier
+    });
+    parallel(pl.nthr, [&](int ithr, int nt) {
         const weights_layout &l = p.wei;
         dim_t xs, xe;
         split(C * ksp, nt, ithr, xs, xe);
@@ -263,7 +264,7 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
                 store_elem(p.dt, user_w, c * l.oc + i * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], sum);
             }
         }
-    }
+    });
 }
 
 template <int CG>

@@ -1,7 +1,6 @@
 // Portable fallback of the direct convolution kernels: SSE2, the x86-64 baseline every processor
 // has (4 floats per vector, 16 registers, no fused multiply-add). Compiled without ISA flags.
 #include <emmintrin.h>
-#include <omp.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +8,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::sse2 {

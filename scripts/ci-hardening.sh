@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# CI hardening jobs (issue 11), after scripts/test.sh. Each step prints its name and duration:
+#   asan_ubsan  clang 14 -O1 with AddressSanitizer + UndefinedBehaviorSanitizer on everything
+#               (library, reference, every ISA's kernel objects, tests, tool), plus libFuzzer's
+#               coverage instrumentation so that the fuzz step reuses this build: every test
+#               except the oneDNN harness/round-trip sweeps and the address-space-cap tests (ASan's
+#               shadow memory cannot live under `ulimit -v`). The kernel sweep still runs under
+#               every ISA cap, and every error path (API, readers, CLI) is in the set.
+#   tsan        clang with ThreadSanitizer and LLVM's libomp with its TSan support (libarcher),
+#               after a self-check that the setup sees a planted race between OpenMP threads:
+#               the concurrency, threading and determinism tests on 2 OpenMP threads.
+#   clang       clang 14 release build: the same test selection plus the address-space-cap
+#               tests (the full suite runs with g++ in scripts/test.sh).
+#   fuzz        the four libFuzzer targets of tests/fuzz (in build-asan: ASan+UBSan on
+#               everything), each for FUZZ_SECONDS (default 60) from its seed corpus.
+# Usage: scripts/ci-hardening.sh [STEP...]   (default: all four, in that order)
+# Build dirs: build-asan (also the fuzzers), build-tsan, build-clang. One sanitized build
+# serves tests and fuzzers: a second one would cost about a quarter of the script's time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --hardening
+
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+CLANG=${CLANG:-clang++-14}
+LLVM_LIB=/usr/lib/llvm-14/lib
+# Sweeps of oneDNN's case files: long, and they exercise no error path the selection lacks.
+SWEEPS='onednn_harness|run_roundtrip'
+
+# Configure flags shared by the sanitizer builds: no benchmarks or examples.
+common=(-DCONVGRAD_BUILD_BENCH=OFF -DCONVGRAD_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+
+step() {
+    local name=$1
+    shift
+    echo "=== hardening: $name"
+    local t0=$SECONDS
+    "$@"
+    echo "=== hardening: $name done in $((SECONDS - t0)) s"
+}
+
+configure_asan() {
+    local flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
+    cmake -S . -B build-asan "${common[@]}" -DCONVGRAD_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER="$CLANG" \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" >/dev/null
+}
+
+asan_ubsan() {
+    configure_asan
+    cmake --build build-asan -j"$JOBS"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE "$SWEEPS|rlimit|install"
+}
+
+tsan() {
+    local flags="-O1 -g -fsanitize=thread"
+    cmake -S . -B build-tsan "${common[@]}" -DCONVGRAD_BUILD_TOOLS=OFF -DCMAKE_CXX_COMPILER="$CLANG" \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" >/dev/null
+    cmake --build build-tsan -j"$JOBS" --target convgrad_tests
+    # libarcher makes LLVM's OpenMP runtime announce its synchronization to TSan; with it,
+    # ignore_noninstrumented_modules is Archer's documented setting (the runtime itself is not
+    # instrumented; its synchronization reaches TSan through Archer). No suppressions: any
+    # report fails the step.
+    local env=(OMP_TOOL_LIBRARIES=$LLVM_LIB/libarcher.so OMP_NUM_THREADS=2
+               TSAN_OPTIONS="ignore_noninstrumented_modules=1:halt_on_error=1:exitcode=66")
+    # Self-check: the setup must see a planted race between OpenMP threads, and no false one.
+    "$CLANG" $flags -fopenmp tests/sanitizers/omp_race.cpp -o build-tsan/omp_race
+    env "${env[@]}" build-tsan/omp_race
+    if env "${env[@]}" build-tsan/omp_race planted >/dev/null 2>&1; then
+        echo "tsan: the planted race was not reported: the TSan/OpenMP setup is blind"
+        return 1
+    fi
+    env "${env[@]}" ARCHER_OPTIONS="verbose=1" \
+        build-tsan/tests/convgrad_tests --gtest_filter='Concurrency.*:Threading.*:Determinism.*'
+}
+
+clang_build() {
+    cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCONVGRAD_BUILD_BENCH=OFF \
+        -DCMAKE_CXX_COMPILER="$CLANG" >/dev/null
+    cmake --build build-clang -j"$JOBS"
+    ctest --test-dir build-clang --output-on-failure -j"$JOBS" -LE "$SWEEPS"
+}
+
+fuzz() {
+    configure_asan
+    cmake --build build-asan -j"$JOBS" --target fuzz_json fuzz_npy fuzz_rewrite fuzz_op
+    local work=build-asan/fuzz
+    mkdir -p $work/crashes
+    for t in json npy rewrite op; do
+        # New inputs go to $work/corpus/$t; the seeds in the tree are only read.
+        mkdir -p $work/corpus/$t
+        echo "--- fuzz_$t for ${FUZZ_SECONDS} s"
+        ASAN_OPTIONS=detect_leaks=1 OMP_NUM_THREADS=2 \
+            build-asan/tests/fuzz/fuzz_$t -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
+            -timeout=30 -print_final_stats=1 -artifact_prefix=$work/crashes/fuzz_${t}- \
+            $work/corpus/$t tests/fuzz/corpus/$t >$work/fuzz_$t.log 2>&1 || true
+        grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+ +DONE|ERROR|SUMMARY" \
+            $work/fuzz_$t.log || true
+        if ls $work/crashes/fuzz_${t}-* >/dev/null 2>&1; then
+            tail -n 60 $work/fuzz_$t.log
+            echo "fuzz_$t found a failure: $(ls $work/crashes/fuzz_${t}-*)"
+            return 1
+        fi
+    done
+}
+
+steps=("$@")
+((${#steps[@]})) || steps=(asan_ubsan tsan clang fuzz)
+total0=$SECONDS
+for s in "${steps[@]}"; do
+    case $s in
+        asan_ubsan) step asan_ubsan asan_ubsan ;;
+        tsan) step tsan tsan ;;
+        clang) step clang clang_build ;;
+        fuzz) step fuzz fuzz ;;
+        *) echo "unknown step '$s' (asan_ubsan, tsan, clang, fuzz)"; exit 2 ;;
+    esac
+done
+echo "=== hardening: all steps done in $((SECONDS - total0)) s"

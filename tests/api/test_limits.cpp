@@ -1,0 +1,104 @@
+// Limits checked up front (docs/semantics.md, "Limits") and arithmetic at the edges of int64:
+// a thread count above max_thread_count is an error naming the op at compile and at execute;
+// so is scratch memory beyond 2^52 bytes at compile; strides near INT64_MAX compile and run
+// exactly (issue 11: signed overflow in the reference).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstdint>
+
+#include "util/conv_test_util.hpp"
+
+namespace convgrad {
+namespace {
+
+using testing::make_conv_op;
+using testing::run_op;
+
+op small_conv() {
+    op o = make_conv_op(op_kind::Convolution, {1}, {0}, {0}, {1}, true, 4);
+    o.add_input(logical_tensor(0, data_type::f32, {1, 2, 5}))
+        .add_input(logical_tensor(1, data_type::f32, {3, 2, 1}))
+        .add_output(logical_tensor::unknown(2, data_type::f32));
+    return o;
+}
+
+void expect_thread_error(const std::function<void()> &f) {
+    try {
+        f();
+        ADD_FAILURE() << "no error";
+    } catch (const error &e) {
+        const std::string m = e.what();
+        EXPECT_EQ(e.code(), status::invalid_arguments) << m;
+        EXPECT_NE(m.find("Convolution (op 4"), std::string::npos) << m;
+        EXPECT_NE(m.find("thread count"), std::string::npos) << m;
+        EXPECT_NE(m.find("got 100000"), std::string::npos) << m;
+    }
+}
+
+TEST(Limits, ThreadCountAboveTheMaximum) {
+    const int saved = omp_get_max_threads();
+    for (impl_choice choice : {impl_choice::best, impl_choice::reference}) {
+        const compiled_partition cp = compile_op(small_conv(), choice);
+        testing::tensor_buffer a(cp.inputs()[0]), b(cp.inputs()[1]), out(cp.outputs()[0]);
+        omp_set_num_threads(100000);
+        expect_thread_error([&] { compile_op(small_conv(), choice); });
+        expect_thread_error([&] { cp.execute({a.as_tensor(), b.as_tensor()}, {out.as_tensor()}); });
+        omp_set_num_threads(max_thread_count);  // the maximum itself is fine
+        EXPECT_NO_THROW(cp.execute({a.as_tensor(), b.as_tensor()}, {out.as_tensor()}));
+        omp_set_num_threads(saved);
+    }
+}
+
+// 1-D, iw 4, kw 1, stride INT64_MAX: one output pixel, at input position -pb.
+TEST(Limits, HugeStridesRunExactly) {
+    constexpr dim_t smax = INT64_MAX;
+    for (const auto &[pb, pe] : {std::pair<dim_t, dim_t>{3, 2}, {0, 0}, {0, 5}}) {
+        for (impl_choice choice : {impl_choice::reference, impl_choice::best}) {
+            op fwd = make_conv_op(op_kind::Convolution, {smax}, {pb}, {pe}, {1});
+            fwd.add_input(logical_tensor(0, data_type::f32, {1, 1, 4}))
+                .add_input(logical_tensor(1, data_type::f32, {1, 1, 1}))
+                .add_output(logical_tensor::unknown(2, data_type::f32));
+            const auto y = run_op(fwd, {{1, 2, 3, 4}, {2}}, choice);
+            ASSERT_EQ(y.shape, (dims{1, 1, 1}));
+            EXPECT_EQ(y.values[0], pb == 0 ? 2.0 : 0.0) << "pads " << pb << "/" << pe;
+
+            op bwd_d = make_conv_op(op_kind::ConvolutionBackwardData, {smax}, {pb}, {pe}, {1});
+            bwd_d.set_attr("dst_shape", dims{1, 1, 4});
+            bwd_d.add_input(logical_tensor(0, data_type::f32, {1, 1, 1}))
+                .add_input(logical_tensor(1, data_type::f32, {1, 1, 1}))
+                .add_output(logical_tensor::unknown(2, data_type::f32));
+            const auto dx = run_op(bwd_d, {{5}, {2}}, choice);
+            EXPECT_EQ(dx.values, (pb == 0 ? std::vector<double>{10, 0, 0, 0} : std::vector<double>{0, 0, 0, 0}));
+
+            op bwd_w = make_conv_op(op_kind::ConvolutionBackwardWeights, {smax}, {pb}, {pe}, {1});
+            bwd_w.set_attr("weights_shape", dims{1, 1, 1});
+            bwd_w.add_input(logical_tensor(0, data_type::f32, {1, 1, 4}))
+                .add_input(logical_tensor(1, data_type::f32, {1, 1, 1}))
+                .add_output(logical_tensor::unknown(2, data_type::f32));
+            const auto dw = run_op(bwd_w, {{1, 2, 3, 4}, {5}}, choice);
+            EXPECT_EQ(dw.values[0], pb == 0 ? 5.0 : 0.0);
+        }
+    }
+}
+
+// Small tensors, but pads of 2^50 that the few-channel forward kernel would materialize: the
+// bound of the scratch memory exceeds 2^52 bytes and compile says so, before any allocation.
+TEST(Limits, ScratchAboveTheMaximum) {
+    op o = make_conv_op(op_kind::Convolution, {dim_t(1) << 49}, {dim_t(1) << 50}, {dim_t(1) << 50}, {1}, true, 4);
+    o.add_input(logical_tensor(0, data_type::f32, {1, 1, 4}))
+        .add_input(logical_tensor(1, data_type::f32, {1, 1, 3}))
+        .add_output(logical_tensor::unknown(2, data_type::f32));
+    try {
+        compile_op(o);
+        ADD_FAILURE() << "no error";
+    } catch (const error &e) {
+        const std::string m = e.what();
+        EXPECT_EQ(e.code(), status::out_of_memory) << m;
+        EXPECT_NE(m.find("Convolution (op 4"), std::string::npos) << m;
+        EXPECT_NE(m.find("scratch memory would exceed 2^52 bytes"), std::string::npos) << m;
+    }
+}
+
+}  // namespace
+}  // namespace convgrad
