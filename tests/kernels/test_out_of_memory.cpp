@@ -82,7 +82,7 @@ int run_capped(op_kind kind) {
     if (setrlimit(RLIMIT_AS, &cap) != 0) return 10;
     int failures = 0, kernels = 0;
     for (const auto &impl : detail::impl_list()) {
-        if (impl.isa > detail::effective_isa() || !impl.why_not(r.prob).empty()) continue;
+        if (!detail::isa_available(impl.isa) || !impl.why_not(r.prob).empty()) continue;
         ++kernels;
         detail::conv_args a;
         a.src = r.src_input >= 0 ? in[size_t(r.src_input)].data() : nullptr;
