@@ -6,7 +6,7 @@
 
 namespace convgrad::detail {
 
-/// Threads a parallel region will use (OMP_NUM_THREADS / omp_set_num_threads).
+/// Threads a parallel region will use: convgrad::set_num_threads, else OpenMP's setting.
 int max_threads();
 
 /// Splits [0, n) into nthr contiguous parts as evenly as possible; part ithr is [start, end).
