@@ -26,7 +26,7 @@ def clear_cache():
 
 def _spatial_attrs(x, strides, pads_begin, pads_end, dilations, groups, data_format,
                    weights_format, auto_pad):
-    n = len(x.shape) - 2
+    n = len(getattr(x, "shape", ())) - 2  # (a non-array is reported by the library)
     if n < 1:
         n = 1  # let the library report the rank error with its own message
     return (

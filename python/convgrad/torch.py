@@ -59,7 +59,8 @@ class _ConvFunction(torch.autograd.Function):
             _call(spec.bwd_weights, spec.attrs + (("weights_shape", tuple(weight.shape)),),
                   (x, gy), gw)
         if ctx.needs_input_grad[2]:
-            gb = gy.sum(dim=[0] + list(range(2, gy.dim())))
+            # Summed in float32 and rounded once (torch's own bf16/f16 sum may round twice).
+            gb = gy.sum(dim=[0] + list(range(2, gy.dim())), dtype=torch.float32).to(gy.dtype)
         return gx, gw, gb, None
 
 
@@ -132,6 +133,8 @@ def _conv_pads(m):
 
 class _ConvNd(_ConvgradLayer):
     def forward(self, input):
+        if input.dim() == self._cg_dims + 1:  # unbatched (F.pad's modes need the batch axis)
+            return self.forward(input.unsqueeze(0)).squeeze(0)
         if self.padding_mode != "zeros":
             # The padding itself is a torch op (its gradient too), the convolution is convgrad's.
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
