@@ -3,6 +3,9 @@
 # ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against.
 set -euo pipefail
 pkgs=(g++ cmake make libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+# The Python module and its tests/benchmark (Debian's /usr/bin/python3).
+pkgs+=(python3-dev pybind11-dev libdlpack-dev python3-numpy python3-torch python3-pytest
+       python3-matplotlib python3-setuptools python3-venv python3-pip)
 if [[ "${1:-}" == "--with-onednn" ]]; then pkgs+=(libdnnl-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
