@@ -144,3 +144,43 @@ def test_layer_errors_never_fall_back():
     (g,) = torch.autograd.grad(y.square().sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable|not differentiable|double"):
         g.sum().backward()
+
+
+def test_expanded_gradient_from_sum_and_negative_strides():
+    # y.sum().backward() hands the layer a gradient with stride 0 everywhere.
+    torch.manual_seed(3)
+    a, b = cgt.Conv2d(3, 4, 3), nn.Conv2d(3, 4, 3)
+    b.load_state_dict(a.state_dict())
+    xa, xb = torch.randn(2, 3, 6, 6, requires_grad=True), None
+    xb = xa.detach().clone().requires_grad_()
+    a(xa).sum().backward()
+    b(xb).sum().backward()
+    torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(a.weight.grad, b.weight.grad, rtol=1e-4, atol=1e-4)
+    # NumPy views with negative strides: refused with the library's rule, never read wrongly.
+    x = np.zeros((1, 2, 6), np.float32)[:, :, ::-1]
+    with pytest.raises(convgrad.Error, match="strides must be positive"):
+        convgrad.convolution(x, np.zeros((1, 2, 1), np.float32), data_format="NCX",
+                             weights_format="OIX")
+
+
+def test_calls_from_several_python_threads_agree():
+    import threading
+    x, w = torch.randn(4, 8, 16, 16), torch.randn(8, 8, 3, 3)
+    want = convgrad.convolution(x, w, data_format="NCX", weights_format="OIX")
+    results, errors = [None] * 4, []
+
+    def work(i):
+        try:
+            for _ in range(10):
+                results[i] = convgrad.convolution(x, w, data_format="NCX", weights_format="OIX")
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for r in results:
+        assert torch.equal(r, want)
