@@ -24,7 +24,8 @@ CONV_TYPES = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTransp
 
 def workloads(quick):
     """(name, model, inputs) with DCGAN at batch 16 64x64, U-Net decoder to 128x128 at batch 4,
-    and two ResNet-50 bottlenecks (conv2_x 56x56 and conv4_x 14x14) at batch 8."""
+    the small Conv2d(8, 8, 5) of issue 10 at batch 32 32x32, and two ResNet-50 bottlenecks
+    (conv2_x 56x56 and conv4_x 14x14) at batch 8."""
     mb = 4 if quick else 16
     torch.manual_seed(0)
     unet = models.UNetDecoder()
@@ -33,6 +34,8 @@ def workloads(quick):
         ("dcgan_G", models.dcgan_generator(), (torch.randn(mb, 100, 1, 1),)),
         ("dcgan_D", models.dcgan_discriminator(), (torch.randn(mb, 3, 64, 64),)),
         ("unet_dec", unet, (torch.randn(4 if not quick else 1, 256, 16, 16), skips)),
+        # The small layer of issue 10: Conv2d(8, 8, 5, padding=2), batch 32, 32x32.
+        ("small", nn.Sequential(nn.Conv2d(8, 8, 5, padding=2)), (torch.randn(32, 8, 32, 32),)),
         ("resnet_b2", models.Bottleneck(64, 64), (torch.randn(mb // 2, 64, 56, 56),)),
         ("resnet_b4", models.Bottleneck(1024, 256), (torch.randn(mb // 2, 1024, 14, 14),)),
     ]
@@ -249,12 +252,19 @@ def plot_rows(rows, path, title):
                 if (r["model"], r["desc"]) == key and r["format"] == fmt:
                     ys.append(li + fi * height - 0.4 + height / 2)
                     xs.append(r["speedup"])
-        ax.barh(ys, xs, height=height, color=colors[fi % 4], label=fmt)
+        # Bars grow from 1 (parity): right when convgrad is faster, left when slower.
+        ax.barh(ys, [x - 1 for x in xs], left=1, height=height, color=colors[fi % 4], label=fmt)
+        for y, x in zip(ys, xs):
+            ax.text(x * (1.03 if x >= 1 else 0.97), y, f"{x:.2f}", va="center",
+                    ha="left" if x >= 1 else "right", fontsize=6)
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
+    lo = min(r["speedup"] for r in rows)
+    hi = max(r["speedup"] for r in rows)
+    ax.set_xlim(min(lo, 1) / 1.6, max(hi, 1) * 1.6)
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([f"{m}: {d}" for m, d in labels], fontsize=7)
-    ax.invert_yaxis()
+    ax.set_ylim(len(labels) - 0.5, -0.5)
     ax.set_xlabel("speedup (baseline time / convgrad time), log scale; > 1 = convgrad faster")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
