@@ -213,18 +213,19 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def print_table(rows, overhead, args):
+def print_table(rows, overhead, threads):
     print(f"\nconvgrad {convgrad.__version__} vs PyTorch {torch.__version__}, f32, "
-          f"{args.threads} threads, forward + backward, median ms (speedup = torch / convgrad)\n")
-    print(f"| model | layer | format | torch ms | convgrad ms | speedup |")
-    print(f"|---|---|---|---:|---:|---:|")
+          f"{threads} threads, forward + backward, median ms (speedup = torch / convgrad)\n")
+    print("| layer | format | torch ms | convgrad ms | speedup |")
+    print("|---|---|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['model']} | {r['desc']} | {r['format']} | {r['torch_ms']:.3f} | "
-              f"{r['convgrad_ms']:.3f} | {r['speedup']:.2f}x |")
+        print(f"| {label(r)} | {r['format']} | {r['torch_ms']:.2f} | "
+              f"{r['convgrad_ms']:.2f} | {r['speedup']:.2f}x |")
     print()
-    for fmt in args.format_names:
+    for fmt in dict.fromkeys(r["format"] for r in rows):
         sel = [r["speedup"] for r in rows if r["format"] == fmt and r["layer"] != "training step"]
-        slow = [r for r in rows if r["format"] == fmt and r["speedup"] < 1]
+        slow = [r for r in rows if r["format"] == fmt and r["layer"] != "training step"
+                and r["speedup"] < 1]
         print(f"layers, {fmt}: geometric mean speedup {geomean(sel):.2f}x, "
               f"{len(slow)} of {len(sel)} slower than torch")
     if overhead:
@@ -235,12 +236,20 @@ def print_table(rows, overhead, args):
               f"({overhead['overhead_alloc_us']:.1f} us allocating)")
 
 
+def label(r):
+    """A row's name on the chart: the layer's path in its model (unique) and what it is."""
+    if r["layer"] == "training step":
+        return f"{r['model']}: whole training step"
+    if r["layer"].startswith(r["model"]):
+        return f"{r['layer']}: {r['desc']}"
+    return f"{r['model']}: {r['desc']}"
+
+
 def plot_rows(rows, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    labels = sorted({(r["model"], r["desc"]) for r in rows}, key=lambda k: [
-        (r["model"], r["desc"]) for r in rows].index(k))
+    labels = list(dict.fromkeys(label(r) for r in rows))  # in row order, once each
     formats = sorted({r["format"] for r in rows})
     fig, ax = plt.subplots(figsize=(11, 0.32 * len(labels) * max(1, len(formats) * 0.6) + 1.5))
     height = 0.8 / len(formats)
@@ -249,7 +258,7 @@ def plot_rows(rows, path, title):
         ys, xs = [], []
         for li, key in enumerate(labels):
             for r in rows:
-                if (r["model"], r["desc"]) == key and r["format"] == fmt:
+                if label(r) == key and r["format"] == fmt:
                     ys.append(li + fi * height - 0.4 + height / 2)
                     xs.append(r["speedup"])
         # Bars grow from 1 (parity): right when convgrad is faster, left when slower.
@@ -263,7 +272,7 @@ def plot_rows(rows, path, title):
     hi = max(r["speedup"] for r in rows)
     ax.set_xlim(min(lo, 1) / 1.6, max(hi, 1) * 1.6)
     ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels([f"{m}: {d}" for m, d in labels], fontsize=7)
+    ax.set_yticklabels(labels, fontsize=7)
     ax.set_ylim(len(labels) - 0.5, -0.5)
     ax.set_xlabel("speedup (baseline time / convgrad time), log scale; > 1 = convgrad faster")
     ax.set_title(title, fontsize=10)
@@ -276,14 +285,17 @@ def plot_rows(rows, path, title):
 
 def rows_from_cli_json(path):
     """`convgrad bench --json` records: convgrad against oneDNN (plain layouts) per op."""
+    records = json.load(open(path))
+    if isinstance(records, dict) and "rows" in records:  # this benchmark's own --json
+        return [dict(r, threads=records.get("threads")) for r in records["rows"]]
     rows = []
-    for r in json.load(open(path)):
+    for r in records:
         if not r.get("onednn_plain_ms") or not r.get("ms") or r["onednn_plain_ms"] != r["onednn_plain_ms"]:
             continue
         rows.append(dict(model=r["name"], desc=f"{r['op']} {r['dt']}",
                          format=f"{r['threads']} threads", torch_ms=r["onednn_plain_ms"],
                          convgrad_ms=r["ms"], speedup=r["onednn_plain_ms"] / r["ms"],
-                         layer=r["op"]))
+                         layer=r["op"], baseline="onednn"))
     return rows
 
 
@@ -303,10 +315,17 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.from_json:
         rows = rows_from_cli_json(args.from_json)
-        for r in rows:
+        if rows and rows[0].get("baseline") != "onednn":  # this benchmark's own records
+            records = json.load(open(args.from_json))
+            print_table(rows, records.get("overhead"), records.get("threads"))
+        for r in rows if rows and rows[0].get("baseline") == "onednn" else []:
             print(f"{r['model']:32s} {r['desc']:36s} {r['format']:10s} x{r['speedup']:.2f}")
         if args.plot:
-            plot_rows(rows, args.plot, "convgrad vs oneDNN 2.6.3 (plain layouts), from convgrad bench --json")
+            title = ("convgrad vs oneDNN 2.6.3 (plain layouts), from convgrad bench --json"
+                     if rows and rows[0].get("baseline") == "onednn" else
+                     f"convgrad layers vs PyTorch {torch.__version__}, f32, "
+                     f"{rows[0].get('threads')} threads, forward + backward (median of interleaved runs)")
+            plot_rows(rows, args.plot, title)
         return
     torch.set_num_threads(args.threads)
     convgrad.set_num_threads(args.threads)
@@ -318,7 +337,7 @@ def main(argv=None):
         print("whole training steps:", flush=True)
         rows += bench_steps(args)
     overhead = call_overhead()
-    print_table(rows, overhead, args)
+    print_table(rows, overhead, args.threads)
     if args.json:
         json.dump(dict(rows=rows, overhead=overhead, threads=args.threads,
                        torch=torch.__version__, convgrad=convgrad.__version__),

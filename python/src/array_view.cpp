@@ -8,8 +8,8 @@ namespace convgrad::python {
 
 namespace {
 
-[[noreturn]] void fail(status s, const std::string &what, const std::string &rule) {
-    throw error(s, what + ": " + rule);
+[[noreturn]] void fail(status s, const subject &what, const std::string &rule) {
+    throw error(s, what.text() + ": " + rule);
 }
 
 // torch is imported lazily: NumPy-only users never load it.
@@ -34,7 +34,7 @@ torch_handles *torch_if_loaded() {
     return handles;
 }
 
-data_type from_dlpack(DLDataType t, const std::string &what) {
+data_type from_dlpack(DLDataType t, const subject &what) {
     if (t.lanes == 1) {
         if (t.code == kDLFloat && t.bits == 32) return data_type::f32;
         if (t.code == kDLFloat && t.bits == 16) return data_type::f16;
@@ -49,7 +49,7 @@ data_type from_dlpack(DLDataType t, const std::string &what) {
              (t.lanes != 1 ? " x" + std::to_string(t.lanes) : ""));
 }
 
-bool view_dlpack(const py::handle &obj, const std::string &what, array_view &v) {
+bool view_dlpack(const py::handle &obj, const subject &what, array_view &v) {
     torch_handles *th = torch_if_loaded();
     py::object capsule;
     if (th && py::isinstance(obj, th->tensor_type)) {
@@ -92,7 +92,7 @@ bool view_dlpack(const py::handle &obj, const std::string &what, array_view &v) 
     return true;
 }
 
-void view_buffer(const py::handle &obj, const std::string &what, array_view &v) {
+void view_buffer(const py::handle &obj, const subject &what, array_view &v) {
     py::buffer_info info;
     try {
         info = py::reinterpret_borrow<py::buffer>(obj).request(true);
@@ -121,7 +121,7 @@ void view_buffer(const py::handle &obj, const std::string &what, array_view &v) 
 
 }  // namespace
 
-array_view view_array(const py::handle &obj, const std::string &what) {
+array_view view_array(const py::handle &obj, const subject &what) {
     array_view v;
     if (view_dlpack(obj, what, v)) return v;
     if (PyObject_CheckBuffer(obj.ptr())) {

@@ -25,11 +25,19 @@ struct array_view {
     py::object keep_alive;  // the DLPack capsule or buffer that owns the borrow
 };
 
-/// Views `obj`. `what` names the argument in error messages (e.g. "convolution: argument 'src'").
+/// Names an argument in error messages, e.g. "Convolution: input 'src'" (built only on error:
+/// a call that succeeds pays no string work).
+struct subject {
+    const char *op;
+    const char *role;
+    std::string text() const { return std::string(op) + ": " + role; }
+};
+
+/// Views `obj`. `what` names the argument in error messages.
 /// Throws convgrad::error (invalid_arguments / invalid_data_type) for objects that are not
 /// arrays, arrays outside CPU memory, element types convgrad does not compute in, or strides
 /// that are not whole elements.
-array_view view_array(const py::handle &obj, const std::string &what);
+array_view view_array(const py::handle &obj, const subject &what);
 
 /// Allocates an uninitialized array of `family` with this type, shape and strides (elements).
 py::object allocate_array(array_family family, data_type dt, const dims &shape, const dims &strides);

@@ -140,7 +140,8 @@ void bind_graph(py::module_ &m) {
         .def(py::init([](const logical_tensor &lt, py::object array) {
                  py_tensor t;
                  t.lt = lt;
-                 t.view = view_array(array, "tensor (id " + std::to_string(lt.id()) + ")");
+                 const std::string role = "id " + std::to_string(lt.id());
+                 t.view = view_array(array, {"tensor", role.c_str()});
                  t.array = std::move(array);
                  return t;
              }),

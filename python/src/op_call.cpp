@@ -14,13 +14,13 @@ namespace convgrad::python {
 namespace {
 
 const char *input_names(op_kind k, size_t i) {
-    static const char *names[6][3] = {{"src", "weights", "bias"},
-                                      {"diff_dst", "weights", "dst_shape"},
-                                      {"src", "diff_dst", "weights_shape"},
-                                      {"src", "weights", "bias"},
-                                      {"diff_dst", "weights", "?"},
-                                      {"src", "diff_dst", "weights_shape"}};
-    return i < 3 ? names[int(k)][i] : "?";
+    static const char *names[6][3] = {{"input 'src'", "input 'weights'", "input 'bias'"},
+                                      {"input 'diff_dst'", "input 'weights'", "input 'dst_shape'"},
+                                      {"input 'src'", "input 'diff_dst'", "input 'weights_shape'"},
+                                      {"input 'src'", "input 'weights'", "input 'bias'"},
+                                      {"input 'diff_dst'", "input 'weights'", "input ?"},
+                                      {"input 'src'", "input 'diff_dst'", "input 'weights_shape'"}};
+    return i < 3 ? names[int(k)][i] : "input ?";
 }
 
 struct cached_op {
@@ -70,6 +70,44 @@ void append_attr(std::string &key, const std::string &name, const attr_value &v)
     else if (auto *s = std::get_if<std::string>(&v)) key += *s + '\0';
     else if (auto *b = std::get_if<bool>(&v)) key += char(*b);
     else if (auto *f = std::get_if<float>(&v)) key.append(reinterpret_cast<const char *>(f), sizeof *f);
+    key += ';';
+}
+
+// The key part of one (name, value) attribute pair, read straight from the Python objects (no
+// conversion on the cached path); unusual values go through the full conversion.
+void append_attr_py(std::string &key, const py::handle &item, op_kind kind) {
+    PyObject *pair = item.ptr();
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)))
+        throw error(status::invalid_arguments, std::string(to_string(kind)) +
+                                                   ": attributes must be (name, value) pairs");
+    Py_ssize_t n = 0;
+    const char *name = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &n);
+    key.append(name, size_t(n));
+    key += '=';
+    PyObject *v = PyTuple_GET_ITEM(pair, 1);
+    if (PyLong_Check(v) && !PyBool_Check(v)) {
+        key += 'i';
+        append(key, int64_t(PyLong_AsLongLong(v)));
+        if (PyErr_Occurred()) throw py::error_already_set();
+    } else if (PyUnicode_Check(v)) {
+        key += 's';
+        const char *str = PyUnicode_AsUTF8AndSize(v, &n);
+        key.append(str, size_t(n));
+        key += '\0';
+    } else if (PyTuple_Check(v) && [&] {
+                   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); ++i)
+                       if (!PyLong_Check(PyTuple_GET_ITEM(v, i)) || PyBool_Check(PyTuple_GET_ITEM(v, i)))
+                           return false;
+                   return true;
+               }()) {
+        key += 'l';
+        append(key, int64_t(PyTuple_GET_SIZE(v)));
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); ++i) append(key, int64_t(PyLong_AsLongLong(PyTuple_GET_ITEM(v, i))));
+        if (PyErr_Occurred()) throw py::error_already_set();
+    } else {
+        const std::string nm(name);
+        append_attr(key, nm, to_attr(v, nm, kind));
+    }
     key += ';';
 }
 
@@ -153,24 +191,18 @@ py::object call_op(int kind_value, const py::tuple &attrs, const py::tuple &inpu
     if (kind_value < 0 || kind_value > 5)
         throw error(status::invalid_arguments, "call_op: op kind must be 0..5; got " + std::to_string(kind_value));
     const op_kind kind = static_cast<op_kind>(kind_value);
-    const std::string opname = to_string(kind);
+    const char *opname = to_string(kind);
 
     std::string key;
     key.reserve(256);
     append(key, kind_value);
     append(key, get_num_threads());
-    std::vector<std::pair<std::string, attr_value>> attr_list;
-    for (auto item : attrs) {
-        auto pair = item.cast<py::tuple>();
-        std::string name = pair[0].cast<std::string>();
-        attr_list.emplace_back(name, to_attr(pair[1], name, kind));
-        append_attr(key, name, attr_list.back().second);
-    }
+    for (auto item : attrs) append_attr_py(key, item, kind);
     std::vector<array_view> in;
     in.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i].is_none()) continue;
-        in.push_back(view_array(inputs[i], opname + ": input '" + input_names(kind, in.size()) + "'"));
+        in.push_back(view_array(inputs[i], {opname, input_names(kind, in.size())}));
         const array_view &v = in.back();
         key += char('a' + int(v.dt));
         append(key, v.shape);
@@ -178,7 +210,7 @@ py::object call_op(int kind_value, const py::tuple &attrs, const py::tuple &inpu
     }
     std::optional<array_view> out_view;
     if (!out.is_none()) {
-        out_view = view_array(out, opname + ": output 'out'");
+        out_view = view_array(out, {opname, "output 'out'"});
         key += 'o';
         key += char('a' + int(out_view->dt));
         append(key, out_view->shape);
@@ -189,6 +221,12 @@ py::object call_op(int kind_value, const py::tuple &attrs, const py::tuple &inpu
     if (auto it = cache.find(key); it != cache.end()) {
         c = it->second;
     } else {
+        std::vector<std::pair<std::string, attr_value>> attr_list;
+        for (auto item : attrs) {
+            auto pair = item.cast<py::tuple>();
+            std::string name = pair[0].cast<std::string>();
+            attr_list.emplace_back(name, to_attr(pair[1], name, kind));
+        }
         c = compile(kind, attr_list, in, out_view ? &*out_view : nullptr);
         if (cache.size() >= max_cache_entries) cache.clear();  // shapes churn: start over
         cache.emplace(key, c);
@@ -198,7 +236,7 @@ py::object call_op(int kind_value, const py::tuple &attrs, const py::tuple &inpu
     if (!out_view) {
         const array_family fam = in.empty() ? array_family::numpy : in[0].family;
         result = allocate_array(fam, c->out.dtype(), c->out.shape(), c->out.strides());
-        out_view = view_array(result, opname + ": output");
+        out_view = view_array(result, {opname, "output"});
     }
 
     std::vector<tensor> ins;
