@@ -4,6 +4,9 @@
 # with --hardening also what the sanitizer, clang and fuzzing jobs need.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+# The Python module and its tests/benchmark (Debian's /usr/bin/python3).
+pkgs+=(python3-dev pybind11-dev libdlpack-dev python3-numpy python3-torch python3-pytest
+       python3-matplotlib python3-setuptools python3-venv python3-pip)
 if [[ "${1:-}" == "--with-onednn" ]]; then
   # Debian's dnnl-config.cmake looks for OpenCL (oneDNN's GPU runtime) and fails without its
   # headers, which libdnnl-dev only recommends.

@@ -4,5 +4,6 @@
 #include "convgrad/graph.hpp"
 #include "convgrad/logical_tensor.hpp"
 #include "convgrad/op.hpp"
+#include "convgrad/threads.hpp"
 #include "convgrad/types.hpp"
 #include "convgrad/version.hpp"

@@ -6,11 +6,33 @@
 #include <exception>
 #include <string>
 
+#include "convgrad/threads.hpp"
 #include "convgrad/types.hpp"
 
-namespace convgrad::detail {
+namespace convgrad {
 
-int requested_threads() { return omp_get_max_threads(); }
+namespace {
+// 0: follow OpenMP's setting. Global rather than OpenMP's per-thread ICV, so that a count set on
+// one thread (a Python interpreter's) holds for compiles on every thread.
+std::atomic<int> requested_count{0};
+}  // namespace
+
+void set_num_threads(int n) {
+    if (n < 0 || n > max_thread_count)
+        throw error(status::invalid_arguments,
+                    "set_num_threads: the thread count must be in [0, " + std::to_string(max_thread_count) +
+                        "] (0 = OpenMP's default); got " + std::to_string(n));
+    requested_count.store(n, std::memory_order_relaxed);
+}
+
+int get_num_threads() { return detail::max_threads(); }
+
+namespace detail {
+
+int requested_threads() {
+    const int n = requested_count.load(std::memory_order_relaxed);
+    return n > 0 ? n : omp_get_max_threads();
+}
 
 int max_threads() {
     const int n = requested_threads();
@@ -51,4 +73,5 @@ void parallel_region(int nthr, region_fn fn, void *ctx) {
     if (first) std::rethrow_exception(first);
 }
 
-}  // namespace convgrad::detail
+}  // namespace detail
+}  // namespace convgrad

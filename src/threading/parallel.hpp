@@ -18,7 +18,8 @@
 
 namespace convgrad::detail {
 
-/// Threads a parallel region would use (OMP_NUM_THREADS / omp_set_num_threads), unchecked.
+/// Threads a parallel region would use (convgrad::set_num_threads, else OpenMP's setting:
+/// OMP_NUM_THREADS / omp_set_num_threads), unchecked.
 int requested_threads();
 
 /// requested_threads(), or convgrad::error (invalid_arguments) when it exceeds max_thread_count.
