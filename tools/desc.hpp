@@ -29,9 +29,10 @@ struct conv_desc {
 /// Throws convgrad::error (invalid_arguments) with the reason.
 conv_desc parse_desc(const std::string &text, bool deconv);
 
-/// The op of `kind` for the problem (NXC data, XIO/XOI weights, output shapes given), tensor ids
-/// 0, 1 (inputs) and 2 (output); Convolution and ConvTranspose get no bias.
-op make_op(op_kind kind, const conv_desc &d, data_type dt);
+/// The op of `kind` for the problem (NXC data with XIO/XOI weights, or with `ncx` PyTorch's
+/// layouts: NCX data with OIX/IOX weights; output shapes given), tensor ids 0, 1 (inputs) and 2
+/// (output); Convolution and ConvTranspose get no bias.
+op make_op(op_kind kind, const conv_desc &d, data_type dt, bool ncx = false);
 
 /// Number of products summed into one output element (upper bound) of an op, from the
 /// compiled partition's canonical problem descriptor.
