@@ -13,7 +13,9 @@ dim_t log_uniform(std::mt19937_64 &rng, dim_t lo, dim_t hi) {
     return std::clamp<dim_t>(dim_t(std::exp(u(rng))), lo, hi);
 }
 
-bool chance(std::mt19937_64 &rng, double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+bool chance(std::mt19937_64 &rng, double p) {
+    return std::uniform_real_distribution<double>(0, 1)(rng) < p;
+}
 
 // One canonical convolution (big side i, small side o) drawn from the space; not yet sized.
 struct canon {
@@ -40,11 +42,14 @@ canon draw(std::mt19937_64 &rng) {
     }
     c.mb = log_uniform(rng, 1, 64);
     const dim_t kmax = c.nsp == 1 ? 1024 : 16, imax = c.nsp == 1 ? 16384 : c.nsp == 2 ? 512 : 96;
-    for (int x = 0; x < 3; ++x) c.i[x] = c.o[x] = c.k[x] = c.s[x] = c.dl[x] = 1, c.pb[x] = c.pe[x] = 0;
+    for (int x = 0; x < 3; ++x)
+        c.i[x] = c.o[x] = c.k[x] = c.s[x] = c.dl[x] = 1, c.pb[x] = c.pe[x] = 0;
     for (int x = 3 - c.nsp; x < 3; ++x) {
         c.k[x] = chance(rng, 0.25) ? 1 : log_uniform(rng, 1, kmax);
         c.dl[x] = chance(rng, 0.85) || c.k[x] == 1 ? 1 : log_uniform(rng, 2, 6);
-        c.s[x] = chance(rng, 0.5) ? 1 : log_uniform(rng, 2, std::max<dim_t>(2, std::min<dim_t>(c.k[x], 256)));
+        c.s[x] = chance(rng, 0.5)
+                     ? 1
+                     : log_uniform(rng, 2, std::max<dim_t>(2, std::min<dim_t>(c.k[x], 256)));
         const dim_t ke = (c.k[x] - 1) * c.dl[x] + 1;
         const dim_t half = (ke - 1) / 2;
         c.pb[x] = chance(rng, 0.4) ? 0 : chance(rng, 0.5) ? half : dim_t(rng() % (half + 1));
@@ -69,9 +74,12 @@ double gflop_of(const canon &c) {
 }  // namespace
 
 std::vector<random_problem> random_problems(int n, uint64_t seed) {
-    static const op_kind kinds[6] = {op_kind::Convolution,          op_kind::ConvolutionBackwardData,
-                                     op_kind::ConvolutionBackwardWeights, op_kind::ConvTranspose,
-                                     op_kind::ConvTransposeBackwardData,  op_kind::ConvTransposeBackwardWeights};
+    static const op_kind kinds[6] = {op_kind::Convolution,
+                                     op_kind::ConvolutionBackwardData,
+                                     op_kind::ConvolutionBackwardWeights,
+                                     op_kind::ConvTranspose,
+                                     op_kind::ConvTransposeBackwardData,
+                                     op_kind::ConvTransposeBackwardWeights};
     std::mt19937_64 rng(seed);
     std::vector<random_problem> out;
     for (int j = 0; j < n; ++j) {
@@ -95,7 +103,8 @@ std::vector<random_problem> random_problems(int n, uint64_t seed) {
         for (int x = 0; x < 3; ++x) {
             d.i[x] = deconv ? c.o[x] : c.i[x];
             d.o[x] = deconv ? c.i[x] : c.o[x];
-            d.k[x] = c.k[x], d.s[x] = c.s[x], d.dl[x] = c.dl[x] - 1, d.pb[x] = c.pb[x], d.pe[x] = c.pe[x];
+            d.k[x] = c.k[x], d.s[x] = c.s[x], d.dl[x] = c.dl[x] - 1, d.pb[x] = c.pb[x],
+            d.pe[x] = c.pe[x];
         }
         d.name = "random" + std::to_string(j);
         out.push_back(r);

@@ -23,7 +23,8 @@ void verbose_compile(const compiled_op &c, const std::vector<std::string> &refus
                  to_string(c.r.prob.dt), c.impl->name, c.r.prob.desc().c_str());
     const std::string plan = c.k ? c.k->describe() : std::string();
     if (!plan.empty())
-        std::fprintf(stderr, "convgrad,plan,%s,%s,%s\n", to_string(c.source.kind()), c.impl->name, plan.c_str());
+        std::fprintf(stderr, "convgrad,plan,%s,%s,%s\n", to_string(c.source.kind()), c.impl->name,
+                     plan.c_str());
 }
 
 void verbose_exec(const compiled_op &c, double ms) {

@@ -23,14 +23,14 @@ namespace {
 using run_fn = void (*)(const gemm_plan &, const conv_args &);
 
 class gemm_kernel final : public kernel {
-public:
+  public:
     gemm_kernel(const conv_problem &p, int vlen, int nregs, run_fn run) : run_(run) {
         pl_ = make_gemm_plan(p, vlen, nregs, tables_);  // the plan points into tables_
     }
     void execute(const conv_args &args) const override { run_(pl_, args); }
     std::string describe() const override { return detail::describe(pl_); }
 
-private:
+  private:
     std::vector<dim_t> tables_;
     gemm_plan pl_;
     run_fn run_;

@@ -18,6 +18,7 @@ struct gemm_uk_args {
     const float *B;         // packed panel [K][ldb]: the tile's vectors side by side
     float *C;               // f32 block, rows ldc apart; the tile is accumulated into it
     dim_t K, ldb, ldc;
+    bool first;  // the first K block: C is not read (it starts at zero)
 };
 
 template <int M, int NV>
@@ -27,7 +28,8 @@ struct gemm_uk {
 #pragma GCC unroll 16
         for (int m = 0; m < M; ++m)
 #pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) acc[m][j] = vt::load(a.C + m * a.ldc + j * W);
+            for (int j = 0; j < NV; ++j)
+                acc[m][j] = a.first ? vt::zero() : vt::load(a.C + m * a.ldc + j * W);
         const float *Ar[M];
 #pragma GCC unroll 16
         for (int m = 0; m < M; ++m) Ar[m] = a.A[m];
@@ -56,25 +58,29 @@ static constexpr kernel_table<gemm_uk_args, gemm_uk> gemm_table{};
 
 // n contiguous elements of a user tensor at element offset `off`, as f32.
 static inline void gemm_copy_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {
-    if (dt == data_type::f32) std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
-    else vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
+    if (dt == data_type::f32)
+        std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
+    else
+        vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
 }
 
 // The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
 // into the user's tensor when it is f32 with k contiguous (nothing to copy), else into `buf`,
 // filled row by row ([r][k]; bf16/f16 widened exactly).
-static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t m, dim_t rows, dim_t k0,
-                        dim_t kcnt, float *buf, const float **ptr) {
+static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t m, dim_t rows,
+                        dim_t k0, dim_t kcnt, float *buf, const float **ptr) {
     const gemm_operand &a = pl.a;
     const data_type dt = pl.p.dt;
     const bool k_contiguous = a.col_run[k0] >= kcnt;
     if (dt == data_type::f32 && k_contiguous) {
-        for (dim_t r = 0; r < rows; ++r) ptr[r] = static_cast<const float *>(base) + goff + a.row[m + r] + a.col[k0];
+        for (dim_t r = 0; r < rows; ++r)
+            ptr[r] = static_cast<const float *>(base) + goff + a.row[m + r] + a.col[k0];
         return;
     }
     for (dim_t r = 0; r < rows; ++r) ptr[r] = buf + r * kcnt;
     if (k_contiguous) {
-        for (dim_t r = 0; r < rows; ++r) gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
+        for (dim_t r = 0; r < rows; ++r)
+            gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
     } else if (a.row_run[m] >= rows) {  // rows contiguous: read along them
         for (dim_t k = 0; k < kcnt; ++k) {
             const dim_t off = goff + a.row[m] + a.col[k0 + k];
@@ -82,13 +88,14 @@ static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t
         }
     } else {
         for (dim_t r = 0; r < rows; ++r)
-            for (dim_t k = 0; k < kcnt; ++k) buf[r * kcnt + k] = load_elem(dt, base, goff + a.row[m + r] + a.col[k0 + k]);
+            for (dim_t k = 0; k < kcnt; ++k)
+                buf[r * kcnt + k] = load_elem(dt, base, goff + a.row[m + r] + a.col[k0 + k]);
     }
 }
 
 // B k [k0, k0 + kcnt) x n [n0, n0 + ncnt) as one panel [k][ldb], columns ncnt..ldb zero.
-static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t k0, dim_t kcnt, dim_t n0,
-                        dim_t ncnt, dim_t ldb, float *out) {
+static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t k0, dim_t kcnt,
+                        dim_t n0, dim_t ncnt, dim_t ldb, float *out) {
     const gemm_operand &b = pl.b;
     const data_type dt = pl.p.dt;
     if (b.col_run[n0] >= ncnt) {  // columns contiguous: one run per k
@@ -107,15 +114,16 @@ static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t
             const float *s = static_cast<const float *>(base) + coff + b.row[k0];
             for (dim_t k = 0; k < kcnt; ++k) out[k * ldb + n] = s[k];
         } else {
-            for (dim_t k = 0; k < kcnt; ++k) out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
+            for (dim_t k = 0; k < kcnt; ++k)
+                out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
         }
     }
 }
 
 // Writes rows [m0, m0 + mcnt) x columns [n0, n0 + ncnt) of C from an f32 block (rows ld apart),
 // adding the bias, rounding once to the output type.
-static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t mcnt, dim_t n0, dim_t ncnt,
-                       float *blk, dim_t ld, const float *bias) {
+static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t mcnt, dim_t n0,
+                       dim_t ncnt, float *blk, dim_t ld, const float *bias) {
     const gemm_operand &c = pl.c;
     const data_type dt = pl.p.dt;
     const dim_t goff = g * c.gstride;
@@ -144,8 +152,10 @@ static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t 
         const dim_t roff = goff + c.row[m0 + r];
         for (dim_t n = 0; n < ncnt;) {
             const dim_t run = imin(c.col_run[n0 + n], ncnt - n), off = roff + c.col[n0 + n];
-            if (dt == data_type::f32) std::memcpy(static_cast<float *>(out) + off, row + n, size_t(run) * sizeof(float));
-            else vt::narrow(dt, row + n, static_cast<uint16_t *>(out) + off, run);
+            if (dt == data_type::f32)
+                std::memcpy(static_cast<float *>(out) + off, row + n, size_t(run) * sizeof(float));
+            else
+                vt::narrow(dt, row + n, static_cast<uint16_t *>(out) + off, run);
             n += run;
         }
     }
@@ -167,7 +177,9 @@ static void gemm_prefill(const gemm_plan &pl, void *out, const float *bias) {
                 for (dim_t d = 0; d < p.i[0]; ++d)
                     for (dim_t h = 0; h < p.i[1]; ++h)
                         for (dim_t w = 0; w < p.i[2]; ++w)
-                            store_elem(p.dt, out, n * l.n + c * l.c + d * l.sp[0] + h * l.sp[1] + w * l.sp[2], v);
+                            store_elem(p.dt, out,
+                                       n * l.n + c * l.c + d * l.sp[0] + h * l.sp[1] + w * l.sp[2],
+                                       v);
             }
         };
         body(omp_get_thread_num(), omp_get_num_threads());
@@ -216,16 +228,18 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                 const dim_t n0 = nb * pl.nc, ncnt = imin(pl.nc, pl.N - n0);
                 dim_t k_s, k_e;
                 split(pl.K, int(pl.ksplit), int(part), k_s, k_e);
-                std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
+                // An empty K range (bwd_weights of an empty batch) sums to zero.
+                if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
                 for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
                     const dim_t kcnt = imin(pl.kc, k_e - k0);
                     for (dim_t np = 0; np < ncnt; np += NR)
-                        gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np, imin(NR, ncnt - np), NR,
-                                    Bp + np * kcnt);
+                        gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np,
+                                    imin(NR, ncnt - np), NR, Bp + np * kcnt);
                     for (dim_t mp = 0; mp < mcnt; mp += mr) {
                         const dim_t nrows = imin(mr, mcnt - mp);
-                        gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap, rows);
-                        gemm_uk_args a{rows, nullptr, nullptr, kcnt, NR, nc_pad};
+                        gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap,
+                                    rows);
+                        gemm_uk_args a{rows, nullptr, nullptr, kcnt, NR, nc_pad, k0 == k_s};
                         for (dim_t np = 0; np < ncnt; np += NR) {
                             a.B = Bp + np * kcnt;
                             a.C = Cb + mp * nc_pad + np;
@@ -239,7 +253,8 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                 }
                 float *P = partial.p + part * gmn + g * pl.M * pl.N;
                 for (dim_t r = 0; r < mcnt; ++r)
-                    std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad, size_t(ncnt) * sizeof(float));
+                    std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
+                                size_t(ncnt) * sizeof(float));
             }
         };
         body(omp_get_thread_num(), omp_get_num_threads());
@@ -259,7 +274,8 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     const dim_t ncnt = imin(nc_pad, pl.N - n0);
                     for (dim_t n = 0; n < ncnt; ++n) row[n] = partial.p[x * pl.N + n0 + n];
                     for (dim_t q = 1; q < pl.ksplit; ++q)
-                        for (dim_t n = 0; n < ncnt; ++n) row[n] += partial.p[q * gmn + x * pl.N + n0 + n];
+                        for (dim_t n = 0; n < ncnt; ++n)
+                            row[n] += partial.p[q * gmn + x * pl.N + n0 + n];
                     gemm_store(pl, args.out, g, m, 1, n0, ncnt, row, nc_pad, biasp);
                 }
             }

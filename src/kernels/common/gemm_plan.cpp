@@ -8,12 +8,18 @@
 namespace convgrad::detail {
 namespace {
 
-dim_t div_up(dim_t a, dim_t b) { return (a + b - 1) / b; }
-dim_t round_up(dim_t a, dim_t b) { return div_up(a, b) * b; }
+dim_t div_up(dim_t a, dim_t b) {
+    return (a + b - 1) / b;
+}
+dim_t round_up(dim_t a, dim_t b) {
+    return div_up(a, b) * b;
+}
 
 // The three axes of the product and the tensors they index.
 enum axis : int { ax_p = 0, ax_i = 1, ax_o = 2 };
-const char *axis_name(int a) { return a == ax_p ? "P" : a == ax_i ? "I" : "O"; }
+const char *axis_name(int a) {
+    return a == ax_p ? "P" : a == ax_i ? "I" : "O";
+}
 const char *tensor_name(gemm_tensor t) {
     return t == gemm_tensor::src ? "src" : t == gemm_tensor::wei ? "wei" : "dst";
 }
@@ -30,9 +36,12 @@ struct product {
 };
 product natural(conv_direction d) {
     switch (d) {
-        case conv_direction::fwd: return {ax_p, ax_o, ax_i};         // dst = src * wei^T
-        case conv_direction::bwd_data: return {ax_p, ax_i, ax_o};    // src = dst * wei
-        case conv_direction::bwd_weights: return {ax_o, ax_i, ax_p};  // wei = dst^T * src
+        case conv_direction::fwd:
+            return {ax_p, ax_o, ax_i};  // dst = src * wei^T
+        case conv_direction::bwd_data:
+            return {ax_p, ax_i, ax_o};  // src = dst * wei
+        case conv_direction::bwd_weights:
+            return {ax_o, ax_i, ax_p};  // wei = dst^T * src
     }
     return {ax_p, ax_o, ax_i};
 }
@@ -47,7 +56,9 @@ struct axis_tables {
     dim_t bias_ch = -1;  // start of the channel-of-I table (bias of bwd_data), or of O's identity
 };
 
-int slot(const axis_tables &t, int a, gemm_tensor x) { return t.tens[a][0] == x ? 0 : 1; }
+int slot(const axis_tables &t, int a, gemm_tensor x) {
+    return t.tens[a][0] == x ? 0 : 1;
+}
 
 // Builds the tables. `tap_major`: I = (tap, channel) with the channel fastest, else (channel, tap).
 axis_tables build_tables(const conv_problem &p, bool tap_major, std::vector<dim_t> &v) {
@@ -74,16 +85,18 @@ axis_tables build_tables(const conv_problem &p, bool tap_major, std::vector<dim_
         const dim_t oh = r % p.o[1];
         r /= p.o[1];
         const dim_t od = r % p.o[0], n = r / p.o[0];
-        pd[t.off[ax_p][0] + q] = n * p.src.n + od * p.s[0] * p.src.sp[0] + oh * p.s[1] * p.src.sp[1] +
-                                 ow * p.s[2] * p.src.sp[2];
-        pd[t.off[ax_p][1] + q] = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
+        pd[t.off[ax_p][0] + q] = n * p.src.n + od * p.s[0] * p.src.sp[0] +
+                                 oh * p.s[1] * p.src.sp[1] + ow * p.s[2] * p.src.sp[2];
+        pd[t.off[ax_p][1] + q] =
+            n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
     }
     for (dim_t i = 0; i < I; ++i) {
         const dim_t ic = tap_major ? i % p.icg : i / ksp, tap = tap_major ? i / p.icg : i % ksp;
         const dim_t kw = tap % p.k[2], kh = (tap / p.k[2]) % p.k[1], kd = tap / (p.k[2] * p.k[1]);
-        pd[t.off[ax_i][0] + i] = ic * p.src.c + kd * p.dl[0] * p.src.sp[0] + kh * p.dl[1] * p.src.sp[1] +
-                                 kw * p.dl[2] * p.src.sp[2];
-        pd[t.off[ax_i][1] + i] = ic * p.wei.ic + kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
+        pd[t.off[ax_i][0] + i] = ic * p.src.c + kd * p.dl[0] * p.src.sp[0] +
+                                 kh * p.dl[1] * p.src.sp[1] + kw * p.dl[2] * p.src.sp[2];
+        pd[t.off[ax_i][1] + i] =
+            ic * p.wei.ic + kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
     }
     for (dim_t o = 0; o < O; ++o) {
         pd[t.off[ax_o][0] + o] = o * p.dst.c;
@@ -126,21 +139,28 @@ double tile_efficiency(dim_t mr, dim_t nv) {
 // rows average `run` elements: vector copies within runs, a scalar step per run start. Runs only
 // across the rows (the transposed direction) make an element-by-element copy of contiguous
 // reads or writes; no runs at all, a gather.
-double copy_cost(double run, int vlen) { return 1.5 / std::max(run, 1.0) + 2.0 / vlen; }
+double copy_cost(double run, int vlen) {
+    return 1.5 / std::max(run, 1.0) + 2.0 / vlen;
+}
 double copy_cost(double along, double across, int vlen) {
     return std::min(copy_cost(along, vlen), across >= 8 ? 1.0 : 1.5);
 }
 
-// Column blocks of up to 256 (the B block kc x nc stays in L2) and the f32 block of C that a
-// unit accumulates (mc x nc) up to 64 Ki floats.
-constexpr dim_t max_nc = 256, max_block = 64 * 1024;
+// Column blocks of up to 1024 (long runs of C rows written to memory, e.g. NCX pixels; the B
+// block kc x nc stays in L2) and the f32 block of C a unit accumulates (mc x nc) up to 64 Ki
+// floats (L2).
+constexpr dim_t max_nc = 1024, max_block = 64 * 1024;
 
-dim_t block_nc(dim_t N, dim_t NR) { return std::max(NR, std::min(round_up(std::max<dim_t>(N, 1), NR), max_nc / NR * NR)); }
+dim_t block_nc(dim_t N, dim_t NR) {
+    return std::max(NR, std::min(round_up(std::max<dim_t>(N, 1), NR), max_nc / NR * NR));
+}
 dim_t block_mc(dim_t M, dim_t mr, dim_t nc) {
     return std::max(mr, std::min(round_up(std::max<dim_t>(M, 1), mr), max_block / nc / mr * mr));
 }
 
-int max_rows(int nregs, int nv) { return std::min(16, (nregs - nv - 1) / nv); }
+int max_rows(int nregs, int nv) {
+    return std::min(16, (nregs - nv - 1) / nv);
+}
 
 gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed, int nv, int vlen,
                        int nregs, dim_t K, data_type dt) {
@@ -161,7 +181,8 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     // A (M x K) is read in place when it is f32 with k contiguous, else copied once per column
     // block of C; B (K x N) is packed once per row block.
     const gemm_tensor at = tensor_of(m_ax, pr.k);
-    const bool a_in_place = dt == data_type::f32 && t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, 16));
+    const bool a_in_place = dt == data_type::f32 &&
+                            t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, 16));
     e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * cost(m_ax, pr.k)) +
              double(K) * double(N) * double(div_up(M, mc)) * cost(pr.k, n_ax);
     // C is stored once; contiguous rows store as vectors, other layouts element by element.
@@ -177,7 +198,8 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
 // output pixel of that phase (taps in padding on zeros), short reductions per tap, and copies
 // of the data tensors that are not f32 with contiguous channels.
 double direct_estimate(const conv_problem &p, int vlen, int nregs) {
-    const bool bwd_d = p.dir == conv_direction::bwd_data, bwd_w = p.dir == conv_direction::bwd_weights;
+    const bool bwd_d = p.dir == conv_direction::bwd_data,
+               bwd_w = p.dir == conv_direction::bwd_weights;
     const dim_t lanes = bwd_d ? p.icg : p.ocg;
     const dim_t nvec = div_up(lanes, vlen);
     const int nv = int(std::min<dim_t>(4, nvec));
@@ -248,7 +270,8 @@ std::string fmt(double x) {
 bool windows_cover_src(const conv_problem &p) {
     for (int x = 0; x < 3; ++x) {
         const bool ok = p.k[x] == 1 ? (p.i[x] == p.o[x] && (p.s[x] == 1 || p.o[x] == 1))
-                                    : (p.dl[x] == 1 && (p.s[x] == p.k[x] || p.o[x] == 1) && p.o[x] * p.k[x] == p.i[x]);
+                                    : (p.dl[x] == 1 && (p.s[x] == p.k[x] || p.o[x] == 1) &&
+                                       p.o[x] * p.k[x] == p.i[x]);
         if (!ok) return false;
     }
     return true;
@@ -263,9 +286,10 @@ std::string gemm_shape_why_not(const conv_problem &p) {
         const std::string a = std::string(" along ") + ax[x];
         if (p.pb[x] != 0) return "not a matrix product: begin padding" + a;
         if (p.o[x] > 1 && p.s[x] < ke)
-            return "not a matrix product: kernel windows overlap" + a + " (extent " + std::to_string(ke) +
-                   " > stride " + std::to_string(p.s[x]) + ")";
-        if ((p.o[x] - 1) * p.s[x] + ke > p.i[x]) return "not a matrix product: windows reach the end padding" + a;
+            return "not a matrix product: kernel windows overlap" + a + " (extent " +
+                   std::to_string(ke) + " > stride " + std::to_string(p.s[x]) + ")";
+        if ((p.o[x] - 1) * p.s[x] + ke > p.i[x])
+            return "not a matrix product: windows reach the end padding" + a;
     }
     return {};
 }
@@ -277,8 +301,9 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
     const choice c = choose(p, vlen, nregs, storage);
     if (c.best.total() < margin * c.direct) return {};
     return "the direct kernel is estimated faster: " + fmt(c.direct) + " cycles per group vs " +
-           fmt(c.best.total()) + " for the best matrix-product mapping (" + (c.best.transposed ? "transposed, " : "") +
-           std::to_string(c.best.mr) + "x" + std::to_string(c.best.nv) + " vectors)";
+           fmt(c.best.total()) + " for the best matrix-product mapping (" +
+           (c.best.transposed ? "transposed, " : "") + std::to_string(c.best.mr) + "x" +
+           std::to_string(c.best.nv) + " vectors)";
 }
 
 gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables) {
@@ -290,7 +315,8 @@ gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector
     pl.direct_estimate = c.direct;
     const axis_tables &t = c.t;
     const product nat = natural(p.dir);
-    const int m_ax = c.best.transposed ? nat.n : nat.m, n_ax = c.best.transposed ? nat.m : nat.n, k_ax = nat.k;
+    const int m_ax = c.best.transposed ? nat.n : nat.m, n_ax = c.best.transposed ? nat.m : nat.n,
+              k_ax = nat.k;
     const dim_t *base = tables.data();
     auto operand = [&](int r, int col) {
         gemm_operand o;
@@ -300,7 +326,7 @@ gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector
         o.row_run = base + t.run[r][sr];
         o.col = base + t.off[col][sc];
         o.col_run = base + t.run[col][sc];
-        o.gstride = o.t == gemm_tensor::src ? p.icg * p.src.c
+        o.gstride = o.t == gemm_tensor::src   ? p.icg * p.src.c
                     : o.t == gemm_tensor::dst ? p.ocg * p.dst.c
                                               : p.ocg * p.wei.oc;
         return o;
@@ -341,14 +367,15 @@ gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector
 
 std::string describe(const gemm_plan &pl) {
     auto name = [&](const gemm_operand &o) { return std::string(tensor_name(o.t)); };
-    std::string s = "C=" + name(pl.c) + "[" + std::to_string(pl.M) + "x" + std::to_string(pl.N) + "] A=" +
-                    name(pl.a) + " B=" + name(pl.b) + " K=" + std::to_string(pl.K) + " groups=" +
-                    std::to_string(pl.p.g) + (pl.est.transposed ? " transposed" : "") + " tile=" +
-                    std::to_string(pl.mr) + "x" + std::to_string(pl.nv * pl.vlen) + " mc=" + std::to_string(pl.mc) +
-                    " nc=" + std::to_string(pl.nc) + " kc=" + std::to_string(pl.kc) +
-                    " ksplit=" + std::to_string(pl.ksplit) + (pl.prefill ? " prefill" : "") +
-                    " est=" + fmt(pl.est.total()) + " (fma " + fmt(pl.est.fma) + ", pack " + fmt(pl.est.pack) +
-                    ", store " + fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate);
+    std::string s = "C=" + name(pl.c) + "[" + std::to_string(pl.M) + "x" + std::to_string(pl.N) +
+                    "] A=" + name(pl.a) + " B=" + name(pl.b) + " K=" + std::to_string(pl.K) +
+                    " groups=" + std::to_string(pl.p.g) + (pl.est.transposed ? " transposed" : "") +
+                    " tile=" + std::to_string(pl.mr) + "x" + std::to_string(pl.nv * pl.vlen) +
+                    " mc=" + std::to_string(pl.mc) + " nc=" + std::to_string(pl.nc) +
+                    " kc=" + std::to_string(pl.kc) + " ksplit=" + std::to_string(pl.ksplit) +
+                    (pl.prefill ? " prefill" : "") + " est=" + fmt(pl.est.total()) + " (fma " +
+                    fmt(pl.est.fma) + ", pack " + fmt(pl.est.pack) + ", store " +
+                    fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate);
     (void)axis_name;
     return s;
 }
