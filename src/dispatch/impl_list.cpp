@@ -7,11 +7,16 @@ namespace convgrad::detail {
 
 std::vector<impl_desc> optimized_impls() {
     std::vector<impl_desc> v;
-    // Grouped kernels first (they take only few channels per group), then the GEMM kernel (it
-    // takes only matrix products its estimate gives it), then the general direct kernels.
+    // Grouped kernels first (they take only few channels per group), then per instruction set
+    // the GEMM kernel (it takes only the matrix products its estimate gives it against that
+    // set's direct kernel) and the general direct kernel, which takes everything.
     for (auto &d : grouped_impls()) v.push_back(d);
-    for (auto &d : gemm_impls()) v.push_back(d);
-    for (auto &d : direct_impls()) v.push_back(d);
+    const std::vector<impl_desc> gemm = gemm_impls(), direct = direct_impls();
+    for (const auto &d : direct) {
+        for (const auto &g : gemm)
+            if (g.isa == d.isa) v.push_back(g);
+        v.push_back(d);
+    }
     return v;
 }
 

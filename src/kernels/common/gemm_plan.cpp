@@ -138,12 +138,13 @@ double tile_efficiency(dim_t mr, dim_t nv) {
 // Cycles per element to copy (pack or store) an operand whose contiguous runs along the copied
 // rows average `run` elements: vector copies within runs, a scalar step per run start. Runs only
 // across the rows (the transposed direction) make an element-by-element copy of contiguous
-// reads or writes; no runs at all, a gather.
+// reads or writes; no runs at all, a gather. (Scalar steps convert through a type switch and
+// an offset table: about 3-4 cycles each.)
 double copy_cost(double run, int vlen) {
-    return 1.5 / std::max(run, 1.0) + 2.0 / vlen;
+    return 4.0 / std::max(run, 1.0) + 2.0 / vlen;
 }
 double copy_cost(double along, double across, int vlen) {
-    return std::min(copy_cost(along, vlen), across >= 8 ? 1.0 : 1.5);
+    return std::min(copy_cost(along, vlen), across >= 8 ? 3.0 : 4.0);
 }
 
 // Column blocks of up to 1024 (long runs of C rows written to memory, e.g. NCX pixels; the B
@@ -173,6 +174,11 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(e.mr, M));
     const dim_t nc = block_nc(N, NR), mc = block_mc(M, mr, nc);
     e.fma = double(M) * double(div_up(N, NR) * nv) * double(K) / 2.0 / tile_efficiency(mr, nv);
+    // Per microkernel call: its C tile read and written, pointers set up; it matters when K is
+    // short (a K of 1 is an outer product, bound by the C traffic).
+    const dim_t kc = std::max<dim_t>(16, (40 * 1024 / 4) / (mr + NR));
+    e.fma += double(div_up(M, mr) * div_up(N, NR) * div_up(std::max<dim_t>(K, 1), kc)) *
+             double(2 * mr * nv + 12);
     // Copy cost of operand X[a][b] copied along b.
     auto cost = [&](int a, int b) {
         const gemm_tensor x = tensor_of(a, b);
@@ -215,10 +221,11 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     // Each batch element (tap, or row for bwd_weights) of its microkernel reduces only this
     // many values, and costs a few cycles of pointer set-up and accumulator traffic on top.
     const dim_t kred = bwd_w ? p.o[2] : bwd_d ? p.ocg : p.icg;
-    const double per_batch = double(kred) / double(kred + 4);
+    // (fwd/bwd_data load one pointer per tile row and batch element; bwd_weights two per row.)
+    const double per_batch = double(kred) / (double(kred) + (bwd_w ? 0.5 : 3.0));
     const double macs = p.macs();
     double cycles = macs / vlen / 2.0 / (lane_use * tile_efficiency(mr, nv) * useful * per_batch);
-    const double copy = 1.5 + 2.0 / vlen;  // element by element, in and (for the output) out
+    const double copy = 3.0 + 2.0 / vlen;  // element by element, in and (for the output) out
     if (p.dt != data_type::f32 || p.src.c != 1) cycles += double(p.mb * p.isp() * p.ic()) * copy;
     if (p.dt != data_type::f32 || p.dst.c != 1) cycles += double(p.mb * p.osp() * p.oc()) * copy;
     return cycles / double(p.g);
@@ -227,6 +234,18 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
 // The estimated time of the GEMM kernel must be below this fraction of the direct kernel's:
 // the direct kernel is tuned for the shapes it serves, and the estimates are rough.
 constexpr double margin = 0.8;
+
+// Whether the windows of a matrix-product problem read every src element (else bwd_data must
+// set the others to the bias or zero): per axis, the taps of consecutive windows tile src.
+bool windows_cover_src(const conv_problem &p) {
+    for (int x = 0; x < 3; ++x) {
+        const bool ok = p.k[x] == 1 ? (p.i[x] == p.o[x] && (p.s[x] == 1 || p.o[x] == 1))
+                                    : (p.dl[x] == 1 && (p.s[x] == p.k[x] || p.o[x] == 1) &&
+                                       p.o[x] * p.k[x] == p.i[x]);
+        if (!ok) return false;
+    }
+    return true;
+}
 
 struct choice {
     axis_tables t;
@@ -256,6 +275,9 @@ choice choose(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &st
             }
     }
     c.t = build_tables(p, c.tap_major, storage);
+    // bwd_data whose windows skip src elements first sets all of src, element by element.
+    if (p.dir == conv_direction::bwd_data && !windows_cover_src(p))
+        c.best.store += 3.0 * double(p.mb * p.isp() * p.icg);
     return c;
 }
 
@@ -263,18 +285,6 @@ std::string fmt(double x) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", x);
     return b;
-}
-
-// Whether the windows of a matrix-product problem read every src element (else bwd_data must
-// set the others to the bias or zero): per axis, the taps of consecutive windows tile src.
-bool windows_cover_src(const conv_problem &p) {
-    for (int x = 0; x < 3; ++x) {
-        const bool ok = p.k[x] == 1 ? (p.i[x] == p.o[x] && (p.s[x] == 1 || p.o[x] == 1))
-                                    : (p.dl[x] == 1 && (p.s[x] == p.k[x] || p.o[x] == 1) &&
-                                       p.o[x] * p.k[x] == p.i[x]);
-        if (!ok) return false;
-    }
-    return true;
 }
 
 }  // namespace
