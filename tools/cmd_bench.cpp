@@ -12,9 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "baseline.hpp"
 #include "commands.hpp"
 #include "desc.hpp"
+#include "random_problems.hpp"
 #include "runner.hpp"
 #include "suite.hpp"
 
@@ -23,7 +26,9 @@ namespace convgrad::tool {
 namespace {
 
 struct bench_args {
-    std::string op, dt = "f32", threads, json_file;
+    std::string op, dt = "f32", threads, json_file, tag = "nxc", without;
+    int random = 0;
+    uint64_t seed = 1;
     long long mb = 0;
     std::vector<std::string> descs, layers;
     double budget_ms = 500;
@@ -35,8 +40,25 @@ struct bench_args {
 
 // Speed ratios of one (op, type, threads) group, for the geometric means.
 struct ratio_group {
-    double log_plain = 0, log_blocked = 0;
-    int n_plain = 0, n_blocked = 0, below_08 = 0, n = 0;
+    double log_plain = 0, log_blocked = 0, log_best = 0;
+    int n_plain = 0, n_blocked = 0, n_best = 0, below_08 = 0, below_05 = 0, n = 0;
+    // The same against convgrad with the --without kernels disabled.
+    double log_best_wo = 0;
+    int n_best_wo = 0, below_05_wo = 0, below_08_wo = 0;
+    void add(double x_plain, double x_blocked, double x_best) {
+        ++n;
+        if (!std::isnan(x_plain)) log_plain += std::log(x_plain), ++n_plain;
+        if (!std::isnan(x_blocked)) log_blocked += std::log(x_blocked), ++n_blocked;
+        if (!std::isnan(x_best)) {
+            log_best += std::log(x_best), ++n_best;
+            below_08 += x_best < 0.8, below_05 += x_best < 0.5;
+        }
+    }
+    void add_without(double x_best) {
+        if (std::isnan(x_best)) return;
+        log_best_wo += std::log(x_best), ++n_best_wo;
+        below_08_wo += x_best < 0.8, below_05_wo += x_best < 0.5;
+    }
 };
 
 std::string fmt_ms(double ms) {
@@ -86,11 +108,11 @@ struct check_outcome {
 
 // Checks the optimized kernel against the reference on the problem with its batch reduced so
 // that the (slow) reference takes about `max_gflop` at most.
-check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, double full_flops,
+check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, bool ncx, double full_flops,
                             double max_gflop) {
     conv_desc d = full;
     while (d.mb > 1 && full_flops * double(d.mb) / double(full.mb) > max_gflop * 1e9) d.mb = d.mb > 2 ? 2 : 1;
-    const json::document doc = single(make_op(kind, d, dt));
+    const json::document doc = single(make_op(kind, d, dt, ncx));
     graph_runner best(doc, impl_choice::best), ref(doc, impl_choice::reference);
     tensor_map m = best.allocate();
     best.fill_inputs(m, 1);
@@ -132,6 +154,16 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--budget-ms", args->budget_ms, "time spent timing each op after the warm-up (default 500)");
     sub->add_option("--check-gflop", args->check_gflop,
                     "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
+    sub->add_option("--tag", args->tag, "data layout of the timed tensors: nxc (default; XIO/XOI weights) or ncx "
+                                        "(PyTorch's: NCX data, OIX/IOX weights)");
+    sub->add_option("--random", args->random,
+                    "instead of the suite, N random problems (1-D/2-D/3-D, channels 1-1024, kernels up to 1024 in "
+                    "1-D and 16 in 2-D/3-D, strides, dilations, groups, depthwise, batch 1-64, the six ops in "
+                    "turn, each 0.01-5 GFLOP)");
+    sub->add_option("--seed", args->seed, "seed of --random (default 1): the same seed draws the same problems");
+    sub->add_option("--without", args->without,
+                    "also time each op with these kernels disabled (name prefixes, comma separated, as "
+                    "CONVGRAD_DISABLE), e.g. --without=gemm: the 'w/o' columns");
     sub->add_flag("--list", args->list, "list the suite and exit");
     sub->add_flag("--no-onednn", args->no_onednn, "do not run oneDNN side by side (when built with it)");
     sub->add_flag("--require-onednn", args->require_onednn,
@@ -164,11 +196,21 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         }
         if (threads.empty()) threads.push_back(current_threads());
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
+        if (args->tag != "nxc" && args->tag != "ncx") throw CLI::ValidationError("--tag", "must be nxc or ncx");
+        const bool ncx = args->tag == "ncx";
+        if (args->random < 0) throw CLI::ValidationError("--random", "must be positive");
+        if (args->random > 0 && !args->descs.empty())
+            throw CLI::ValidationError("--random", "give either descriptors or --random");
 
         std::vector<problem> problems;
-        if (!args->layers.empty() && !args->descs.empty())
-            throw CLI::ValidationError("--layers", "selects suite layers: give it or descriptors, not both");
-        if (args->descs.empty()) {
+        if (!args->layers.empty() && (!args->descs.empty() || args->random > 0))
+            throw CLI::ValidationError("--layers", "selects suite layers: give it, --random or descriptors, not two of them");
+        if (args->random > 0) {
+            for (const auto &r : random_problems(args->random, args->seed)) {
+                if (only && *only != r.kind) continue;
+                problems.push_back({r.desc.name, "", r.desc, {r.kind}});
+            }
+        } else if (args->descs.empty()) {
             for (const auto &name : args->layers) {
                 const auto &s = default_suite();
                 if (std::none_of(s.begin(), s.end(), [&](const suite_layer &l) { return l.name == name; }))
@@ -218,10 +260,15 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                "time / convgrad time, > 1 means convgrad is faster)"
                                                              : (args->no_onednn ? "no (--no-onednn)"
                                                                                 : "no (built without libdnnl-dev)"));
-        std::printf("%-26s %-28s %-4s %3s %8s %9s %9s %6s  %-22s %-9s %9s %9s %8s %8s\n", "problem", "op", "type",
+        const bool without = !args->without.empty();
+        std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
+        if (without)
+            std::printf("'ms w/o', 'x best w/o': the same op compiled with CONVGRAD_DISABLE=%s\n", args->without.c_str());
+        std::printf("%-26s %-28s %-4s %3s %8s %9s %9s %6s  %-22s %-9s %9s %9s %8s %8s%s\n", "problem", "op", "type",
                     "thr", "GFLOP", "ms", "GFLOP/s", "%peak", "kernel", "check", "dnnl_pl", "dnnl_blk", "x plain",
-                    "x blocked");
+                    "x blocked", without ? "    ms w/o x best w/o" : "");
         std::map<std::string, ratio_group> groups;
+        std::map<std::string, check_outcome> checks;
         nlohmann::ordered_json records = nlohmann::ordered_json::array();
         size_t done = 0;
         bool all_pass = true;
@@ -234,10 +281,14 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %d threads...", done, total,
                                          p.name.c_str(), to_string(kind), to_string(dt), thr);
                         set_threads(thr);
-                        const json::document doc = single(make_op(kind, p.desc, dt));
+                        const json::document doc = single(make_op(kind, p.desc, dt, ncx));
                         graph_runner best(doc, impl_choice::best);
                         const double flops = best.flops();
-                        const check_outcome chk = check_problem(kind, p.desc, dt, flops, args->check_gflop);
+                        // Checked once per (problem, op, type): the reference is slow.
+                        const std::string check_key = p.name + "/" + p.desc.str() + "/" + to_string(kind) + "/" + to_string(dt);
+                        if (!checks.count(check_key))
+                            checks[check_key] = check_problem(kind, p.desc, dt, ncx, flops, args->check_gflop);
+                        const check_outcome chk = checks.at(check_key);
                         all_pass = all_pass && chk.pass;
                         double ms;
                         {
@@ -246,6 +297,18 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             ms = time_median_ms([&] { best.execute(m); }, 3, args->budget_ms);
                         }
                         const std::string kernel = best.steps()[0].cp.kernel_name();
+                        double ms_wo = NAN;
+                        if (without) {  // dispatch reads CONVGRAD_DISABLE at compile time
+                            const char *old = std::getenv("CONVGRAD_DISABLE");
+                            const std::string saved = old ? old : "";
+                            setenv("CONVGRAD_DISABLE", args->without.c_str(), 1);
+                            graph_runner wo(doc, impl_choice::best);
+                            if (old) setenv("CONVGRAD_DISABLE", saved.c_str(), 1);
+                            else unsetenv("CONVGRAD_DISABLE");
+                            tensor_map m = wo.allocate();
+                            wo.fill_inputs(m, 1);
+                            ms_wo = time_median_ms([&] { wo.execute(m); }, 3, args->budget_ms);
+                        }
                         baseline_time dnnl;
                         if (with_onednn) {
                             const int reps = int(std::clamp(args->budget_ms / std::max(ms, 1e-3), 3.0, 50.0));
@@ -253,20 +316,27 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         }
                         const double gflops = flops / (ms * 1e6);
                         const double x_plain = dnnl.plain_ms / ms, x_blocked = dnnl.blocked_ms / ms;
-                        ratio_group &grp = groups[std::string(to_string(kind)) + " " + to_string(dt) + " " +
-                                                  std::to_string(thr) + "t"];
-                        ++grp.n;
-                        if (!std::isnan(x_plain)) grp.log_plain += std::log(x_plain), ++grp.n_plain;
-                        if (!std::isnan(x_blocked)) grp.log_blocked += std::log(x_blocked), ++grp.n_blocked;
-                        if (std::min(std::isnan(x_plain) ? INFINITY : x_plain,
-                                     std::isnan(x_blocked) ? INFINITY : x_blocked) < 0.8)
-                            ++grp.below_08;
+                        // oneDNN's best: the faster of its two timings that exist.
+                        const double dnnl_best = std::isnan(dnnl.plain_ms)     ? dnnl.blocked_ms
+                                                 : std::isnan(dnnl.blocked_ms) ? dnnl.plain_ms
+                                                                               : std::min(dnnl.plain_ms, dnnl.blocked_ms);
+                        for (const std::string &key : {std::string(to_string(kind)) + " " + to_string(dt) + " " +
+                                                           std::to_string(thr) + "t",
+                                                       std::string("all ops ") + to_string(dt) + " " +
+                                                           std::to_string(thr) + "t"}) {
+                            ratio_group &grp = groups[key];
+                            grp.add(x_plain, x_blocked, dnnl_best / ms);
+                            if (without) grp.add_without(dnnl_best / ms_wo);
+                        }
                         if (tty) std::fprintf(stderr, "\r\033[K");
-                        std::printf("%-26s %-28s %-4s %3d %8.3f %9.3f %9.2f %5.1f%%  %-22s %-9s %9s %9s %8s %8s\n",
+                        std::printf("%-26s %-28s %-4s %3d %8.3f %9.3f %9.2f %5.1f%%  %-22s %-9s %9s %9s %8s %8s",
                                     p.name.c_str(), to_string(kind), to_string(dt), thr, flops * 1e-9, ms, gflops,
                                     100.0 * gflops / peak[thr], kernel.c_str(), chk.text.c_str(),
                                     fmt_ms(dnnl.plain_ms).c_str(), fmt_ms(dnnl.blocked_ms).c_str(),
                                     fmt_ratio(x_plain).c_str(), fmt_ratio(x_blocked).c_str());
+                        if (without)
+                            std::printf(" %9s %10s", fmt_ms(ms_wo).c_str(), fmt_ratio(dnnl_best / ms_wo).c_str());
+                        std::printf("\n");
                         std::fflush(stdout);
                         nlohmann::ordered_json r;
                         r["name"] = p.name;
@@ -278,6 +348,8 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         r["ms"] = ms;
                         r["gflops"] = flops / (ms * 1e6);
                         r["kernel"] = kernel;
+                        r["tag"] = args->tag;
+                        if (without) r["ms_without"] = std::isnan(ms_wo) ? nlohmann::ordered_json() : nlohmann::ordered_json(ms_wo);
                         r["check"] = chk.pass ? "pass" : "fail";
                         r["check_detail"] = chk.text;
                         r["peak_gflops"] = std::isnan(peak[thr]) ? nlohmann::ordered_json() : nlohmann::ordered_json(peak[thr]);
@@ -290,14 +362,20 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                     }
         if (with_onednn) {
             std::printf("\ngeometric mean of the speed ratio over oneDNN (oneDNN time / convgrad time):\n");
-            std::printf("  %-40s %9s %9s %s\n", "op type threads", "x plain", "x blocked", "layers < 0.8x of oneDNN's best");
-            for (const auto &[key, g] : groups)
-                std::printf("  %-40s %9s %9s %d of %d\n", key.c_str(),
-                            fmt_ratio(g.n_plain ? std::exp(g.log_plain / g.n_plain) : NAN).c_str(),
-                            fmt_ratio(g.n_blocked ? std::exp(g.log_blocked / g.n_blocked) : NAN).c_str(),
-                            g.below_08, g.n);
+            std::printf("  %-40s %9s %9s %9s %s%s\n", "op type threads", "x plain", "x blocked", "x best",
+                        "< 0.8x / < 0.5x of oneDNN's best", without ? "    (w/o: x best, < 0.8x / < 0.5x)" : "");
+            auto gm = [](double lg, int n) { return n ? std::exp(lg / n) : NAN; };
+            for (const auto &[key, g] : groups) {
+                std::printf("  %-40s %9s %9s %9s %4d / %-4d of %-4d", key.c_str(), fmt_ratio(gm(g.log_plain, g.n_plain)).c_str(),
+                            fmt_ratio(gm(g.log_blocked, g.n_blocked)).c_str(), fmt_ratio(gm(g.log_best, g.n_best)).c_str(),
+                            g.below_08, g.below_05, g.n);
+                if (without)
+                    std::printf("    w/o: %s, %d / %d", fmt_ratio(gm(g.log_best_wo, g.n_best_wo)).c_str(), g.below_08_wo,
+                                g.below_05_wo);
+                std::printf("\n");
+            }
         }
-        std::printf("\nproblems (benchdnn descriptors, NXC data; ConvTranspose family in deconv terms):\n");
+        std::printf("\nproblems (benchdnn descriptors; ConvTranspose family in deconv terms):\n");
         for (const auto &p : problems)
             std::printf("  %-26s %s%s%s\n", p.name.c_str(), p.desc.str().c_str(), p.note.empty() ? "" : "  ",
                         p.note.c_str());

@@ -135,7 +135,7 @@ conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
     return d;
 }
 
-op make_op(op_kind kind, const conv_desc &d, data_type dt) {
+op make_op(op_kind kind, const conv_desc &d, data_type dt, bool ncx) {
     const bool deconv = is_conv_transpose_family(kind);
     auto sp = [&](const dim_t *v) {
         dims x;
@@ -144,8 +144,9 @@ op make_op(op_kind kind, const conv_desc &d, data_type dt) {
     };
     auto data_shape = [&](dim_t c, const dim_t *v) {
         dims s{d.mb};
+        if (ncx) s.push_back(c);
         for (dim_t x : sp(v)) s.push_back(x);
-        s.push_back(c);
+        if (!ncx) s.push_back(c);
         return s;
     };
     dims dil = sp(d.dl);
@@ -156,13 +157,17 @@ op make_op(op_kind kind, const conv_desc &d, data_type dt) {
         .set_attr("pads_end", sp(d.pe))
         .set_attr("dilations", dil)
         .set_attr("groups", int64_t(d.g))
-        .set_attr("data_format", std::string("NXC"))
-        .set_attr("weights_format", std::string(deconv ? "XOI" : "XIO"));
+        .set_attr("data_format", std::string(ncx ? "NCX" : "NXC"))
+        .set_attr("weights_format", std::string(ncx ? (deconv ? "IOX" : "OIX") : (deconv ? "XOI" : "XIO")));
     const dims src = data_shape(d.ic, d.i), dst = data_shape(d.oc, d.o);
-    // Conv XIO: [K.., IC/G, OC]; ConvTranspose XOI: [K.., OC/G, IC].
-    dims wei = sp(d.k);
-    if (deconv) wei.push_back(d.oc / d.g), wei.push_back(d.ic);
+    // Conv XIO: [K.., IC/G, OC], OIX: [OC, IC/G, K..]; ConvTranspose XOI: [K.., OC/G, IC],
+    // IOX: [IC, OC/G, K..].
+    dims wei = ncx ? dims{} : sp(d.k);
+    if (ncx) wei = deconv ? dims{d.ic, d.oc / d.g} : dims{d.oc, d.ic / d.g};
+    else if (deconv) wei.push_back(d.oc / d.g), wei.push_back(d.ic);
     else wei.push_back(d.ic / d.g), wei.push_back(d.oc);
+    if (ncx)
+        for (dim_t x : sp(d.k)) wei.push_back(x);
     auto lt = [&](size_t id, const dims &s) { return logical_tensor(id, dt, s); };
     switch (kind) {
         case op_kind::Convolution:

@@ -30,9 +30,10 @@ struct conv_desc {
 /// `empty_batch`: mb0 is accepted (the library's own descriptors of a batch-0 problem).
 conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch = false);
 
-/// The op of `kind` for the problem (NXC data, XIO/XOI weights, output shapes given), tensor ids
-/// 0, 1 (inputs) and 2 (output); Convolution and ConvTranspose get no bias.
-op make_op(op_kind kind, const conv_desc &d, data_type dt);
+/// The op of `kind` for the problem (NXC data with XIO/XOI weights, or with `ncx` PyTorch's
+/// layouts: NCX data with OIX/IOX weights; output shapes given), tensor ids 0, 1 (inputs) and 2
+/// (output); Convolution and ConvTranspose get no bias.
+op make_op(op_kind kind, const conv_desc &d, data_type dt, bool ncx = false);
 
 /// Number of products summed into one output element (upper bound) of an op, from the
 /// compiled partition's canonical problem descriptor.

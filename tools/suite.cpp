@@ -24,6 +24,9 @@ const std::vector<suite_layer> &default_suite() {
         {"fcn_upscore8_x8", true, "mb1ic21ih64oc21oh520kh16sh8", "FCN-8s x8 upsampling (21 classes)"},
         {"dw_upsample_4x4s2", true, "g64mb32ic64ih56oc64oh112kh4sh2ph1", "depthwise (bilinear) x2 upsampler"},
         {"hifigan_up1_k16s8", true, "mb8ic512iw32oc256ow256kw16sw8pw4", "HiFi-GAN V1 1-D transposed conv"},
+        {"dcgan_g_proj_1x1in", true, "mb64ic100ih1oc512oh4kh4", "DCGAN generator projection nz=100 -> 512x4x4"},
+        {"user_ct3d_50to1", true, "mb200ic50id1ih1iw1oc1od28oh28ow1kd28kh28kw1",
+         "user's ConvTranspose3d 50 -> 1 channel, kernel 28x28x1 on a 1x1x1 input"},
     };
     return suite;
 }

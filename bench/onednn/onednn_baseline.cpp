@@ -28,41 +28,31 @@ memory::dims spatial(const conv_problem &p, const dim_t *v, dim_t bias = 0) {
     return r;
 }
 
-// Row-major strides of `extents` (outermost first) times `inner`.
-memory::dims packed_strides(const memory::dims &extents, dim_t inner) {
-    memory::dims st(extents.size());
-    for (size_t j = extents.size(); j-- > 0;) {
-        st[j] = inner;
-        inner *= extents[j];
-    }
-    return st;
-}
-
-// A data tensor {mb, c, sp..}, plain NXC (nwc/nhwc/ndhwc) unless `any`.
-md data_md(const conv_problem &p, dim_t c, const dim_t *sp, memory::data_type dt, bool any) {
+// A data tensor {mb, c, sp..} with the strides of the user's tensor (`l`), unless `any`.
+md data_md(const conv_problem &p, dim_t c, const dim_t *sp, const detail::data_layout &l,
+           memory::data_type dt, bool any) {
     memory::dims d{p.mb, c};
     const memory::dims s = spatial(p, sp);
     d.insert(d.end(), s.begin(), s.end());
     if (any) return md(d, dt, tag::any);
-    const memory::dims sst = packed_strides(s, c);  // channels innermost
-    memory::dims st{sst[0] * s[0], 1};
+    memory::dims st{l.n, l.c};
+    const memory::dims sst = spatial(p, l.sp);
     st.insert(st.end(), sst.begin(), sst.end());
     return md(d, dt, st);
 }
 
-// Weights. Both Graph defaults (XIO for convolutions [K.., IC/G, OC], XOI for ConvTranspose
-// [K.., OC_t/G, IC_t]) are physically [K..][icg][g][ocg] in the canonical problem's terms.
-// oneDNN's dims: convolution {[g,] ocg, icg, K..}; deconvolution {[g,] OC_t/G = icg, IC_t/G = ocg, K..}.
+// Weights with the strides of the user's tensor. oneDNN's dims: convolution {[g,] ocg, icg, K..};
+// deconvolution {[g,] OC_t/G = icg, IC_t/G = ocg, K..}.
 md weights_md(const conv_problem &p, bool deconv, memory::data_type dt, bool any) {
     memory::dims d, st;
     auto add = [&](dim_t size, dim_t stride) {
         d.push_back(size);
         st.push_back(stride);
     };
-    if (p.g > 1) add(p.g, p.ocg);
-    if (deconv) add(p.icg, p.g * p.ocg), add(p.ocg, 1);
-    else add(p.ocg, 1), add(p.icg, p.g * p.ocg);
-    const memory::dims k = spatial(p, p.k), kst = packed_strides(k, p.icg * p.g * p.ocg);
+    if (p.g > 1) add(p.g, p.ocg * p.wei.oc);
+    if (deconv) add(p.icg, p.wei.ic), add(p.ocg, p.wei.oc);
+    else add(p.ocg, p.wei.oc), add(p.icg, p.wei.ic);
+    const memory::dims k = spatial(p, p.k), kst = spatial(p, p.wei.sp);
     d.insert(d.end(), k.begin(), k.end());
     st.insert(st.end(), kst.begin(), kst.end());
     return any ? md(d, dt, tag::any) : md(d, dt, st);
@@ -135,10 +125,10 @@ public:
         if (deconv && p.dir != conv_direction::bwd_weights)
             dir = p.dir == conv_direction::fwd ? conv_direction::bwd_data : conv_direction::fwd;
         auto x_md = [&](bool any) {
-            return deconv ? data_md(p, p.oc(), p.o, dt, any) : data_md(p, p.ic(), p.i, dt, any);
+            return deconv ? data_md(p, p.oc(), p.o, p.dst, dt, any) : data_md(p, p.ic(), p.i, p.src, dt, any);
         };
         auto y_md = [&](bool any) {
-            return deconv ? data_md(p, p.ic(), p.i, dt, any) : data_md(p, p.oc(), p.o, dt, any);
+            return deconv ? data_md(p, p.ic(), p.i, p.src, dt, any) : data_md(p, p.oc(), p.o, p.dst, dt, any);
         };
         geometry g;
         g.x = x_md(true);

@@ -13,7 +13,8 @@
 namespace convgrad::bench {
 
 /// One problem prepared for oneDNN: primitive (format_tag::any), user tensors in the Graph
-/// default plain layouts (NXC data, XIO/XOI weights) and tensors in the primitive's layouts.
+/// problem's plain layouts (the strides of the user's tensors: NXC or NCX data, any weights
+/// format) and tensors in the primitive's layouts.
 class onednn_conv {
 public:
     /// Null with `why_not` set when oneDNN cannot run the problem (f16, unimplemented...).
@@ -24,8 +25,8 @@ public:
     virtual void run_plain() = 0;
     /// Only the primitive, its tensors already in its preferred layouts.
     virtual void run_blocked() = 0;
-    /// For checking results: copies the inputs from plain buffers (dense NXC data and XIO/XOI
-    /// weights, in the canonical roles: src = big side, dst = small side) into the user tensors
+    /// For checking results: copies the inputs from plain buffers (laid out as the problem's
+    /// dense tensors, in the canonical roles: src = big side, dst = small side) into the user tensors
     /// and the primitive's; after run_plain() the plain output is at plain_output().
     virtual void set_plain_inputs(const detail::conv_args &a) = 0;
     virtual const void *plain_output() const = 0;

@@ -21,6 +21,10 @@ void verbose_compile(const compiled_op &c, const std::vector<std::string> &refus
         std::fprintf(stderr, "convgrad,skip,%s,%s\n", to_string(c.source.kind()), r.c_str());
     std::fprintf(stderr, "convgrad,compile,%s,%s,%s,%s\n", to_string(c.source.kind()),
                  to_string(c.r.prob.dt), c.impl->name, c.r.prob.desc().c_str());
+    const std::string plan = c.k ? c.k->describe() : std::string();
+    if (!plan.empty())
+        std::fprintf(stderr, "convgrad,plan,%s,%s,%s\n", to_string(c.source.kind()), c.impl->name,
+                     plan.c_str());
 }
 
 void verbose_exec(const compiled_op &c, double ms) {

@@ -1,5 +1,7 @@
 #include "dispatch/registry.hpp"
 
+#include <cstdlib>
+
 #include "dispatch/impl_list.hpp"
 #include "ref/ref_conv.hpp"
 
@@ -17,6 +19,24 @@ private:
 
 std::string ref_accepts(const conv_problem &) { return {}; }
 std::unique_ptr<kernel> ref_create(const conv_problem &p) { return std::make_unique<ref_kernel>(p); }
+
+// CONVGRAD_DISABLE: comma-separated kernel name prefixes ("gemm", "direct_brgemm:avx512") that
+// dispatch passes over, to measure a problem with and without a kernel. Read at every dispatch
+// (compile time), so a benchmark can compare both in one process.
+bool disabled_by_env(const char *name) {
+    const char *e = std::getenv("CONVGRAD_DISABLE");
+    if (!e) return false;
+    const std::string list = e, n = name;
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        const std::string prefix = list.substr(start, end - start);
+        if (!prefix.empty() && n.compare(0, prefix.size(), prefix) == 0) return true;
+        start = end + 1;
+    }
+    return false;
+}
 
 }  // namespace
 
@@ -47,6 +67,10 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
             r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) + ", this CPU (or " +
                                  "CONVGRAD_MAX_ISA) lacks " +
                                  cpu_features::from_missing(needs, available).to_string());
+            continue;
+        }
+        if (&d != &impl_list().back() && disabled_by_env(d.name)) {
+            r.refusals.push_back(std::string(d.name) + ": disabled by CONVGRAD_DISABLE");
             continue;
         }
         std::string why = d.why_not(p);

@@ -16,6 +16,8 @@ class kernel {
 public:
     virtual ~kernel() = default;
     virtual void execute(const conv_args &args) const = 0;
+    /// How the kernel mapped the problem, for CONVGRAD_VERBOSE=2 (empty: nothing to add).
+    virtual std::string describe() const { return {}; }
 };
 
 struct impl_desc {

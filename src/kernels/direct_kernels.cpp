@@ -51,10 +51,15 @@ std::unique_ptr<kernel> create(const conv_problem &p) {
 
 }  // namespace
 
-std::vector<impl_desc> direct_impls() {
+std::vector<impl_desc> grouped_impls() {
     return {
         {"grouped_lanes:avx512", cpu_isa::avx512, why_not_grouped<16>, create<avx512::run_grouped, 16, 32>},
         {"grouped_lanes:avx2", cpu_isa::avx2, why_not_grouped<8>, create<avx2::run_grouped, 8, 16>},
+    };
+}
+
+std::vector<impl_desc> direct_impls() {
+    return {
         {"direct_brgemm:avx512", cpu_isa::avx512, why_not_direct, create<avx512::run_direct, 16, 32>},
         {"direct_brgemm:avx2", cpu_isa::avx2, why_not_direct, create<avx2::run_direct, 8, 16>},
         {"direct_brgemm:sse2", cpu_isa::generic, why_not_direct, create<sse2::run_direct, 4, 16>},

@@ -7,6 +7,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/common/gemm_plan.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -67,6 +68,7 @@ struct vt {
 };
 
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/gemm_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
 
 }  // namespace convgrad::detail::avx512

@@ -8,6 +8,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/common/gemm_plan.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -43,5 +44,6 @@ struct vt {
 };
 
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/gemm_impl.hpp"
 
 }  // namespace convgrad::detail::sse2

@@ -1,0 +1,273 @@
+// The GEMM kernel: convolutions that are matrix products (see gemm_plan.hpp), as packers, one
+// register-blocked microkernel and a blocked schedule over them.
+//
+//   C[M x N] = sum_k A[M x K] * B[K x N]   per group, every operand a view of a user tensor
+//
+// Operands are read through offset tables (element = group base + row[r] + col[c]), so any
+// layout and any user strides work: the packers copy what the microkernel needs, contiguous
+// runs as vectors (bf16/f16 widened exactly on the way), the rest element by element. C is
+// accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16).
+//
+// Included by each ISA's translation unit inside its own namespace after
+// direct_conv_impl.hpp (it uses vt, scratch, kernel_table and the element helpers there).
+
+// ----------------------------------------------------------------------------- microkernel --
+
+struct gemm_uk_args {
+    const float *const *A;  // one pointer per row of the tile: A(m, k) = A[m][k]
+    const float *B;         // packed panel [K][ldb]: the tile's vectors side by side
+    float *C;               // f32 block, rows ldc apart; the tile is accumulated into it
+    dim_t K, ldb, ldc;
+    bool first;  // the first K block: C is not read (it starts at zero)
+};
+
+template <int M, int NV>
+struct gemm_uk {
+    static void run(const gemm_uk_args &a) {
+        V acc[M][NV];
+#pragma GCC unroll 16
+        for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j)
+                acc[m][j] = a.first ? vt::zero() : vt::load(a.C + m * a.ldc + j * W);
+        const float *Ar[M];
+#pragma GCC unroll 16
+        for (int m = 0; m < M; ++m) Ar[m] = a.A[m];
+        const float *B = a.B;
+        for (dim_t k = 0; k < a.K; ++k) {
+            V bv[NV];
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) bv[j] = vt::load(B + j * W);
+#pragma GCC unroll 16
+            for (int m = 0; m < M; ++m) {
+                const V av = vt::bcast(Ar[m] + k);
+#pragma GCC unroll 4
+                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
+            }
+            B += a.ldb;
+        }
+#pragma GCC unroll 16
+        for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) vt::store(a.C + m * a.ldc + j * W, acc[m][j]);
+    }
+};
+static constexpr kernel_table<gemm_uk_args, gemm_uk> gemm_table{};
+
+// --------------------------------------------------------------------------------- packers --
+
+// n contiguous elements of a user tensor at element offset `off`, as f32.
+static inline void gemm_copy_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {
+    if (dt == data_type::f32)
+        std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
+    else
+        vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
+}
+
+// The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
+// into the user's tensor when it is f32 with k contiguous (nothing to copy), else into `buf`,
+// filled row by row ([r][k]; bf16/f16 widened exactly).
+static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t m, dim_t rows,
+                        dim_t k0, dim_t kcnt, float *buf, const float **ptr) {
+    const gemm_operand &a = pl.a;
+    const data_type dt = pl.p.dt;
+    const bool k_contiguous = a.col_run[k0] >= kcnt;
+    if (dt == data_type::f32 && k_contiguous) {
+        for (dim_t r = 0; r < rows; ++r)
+            ptr[r] = static_cast<const float *>(base) + goff + a.row[m + r] + a.col[k0];
+        return;
+    }
+    for (dim_t r = 0; r < rows; ++r) ptr[r] = buf + r * kcnt;
+    if (k_contiguous) {
+        for (dim_t r = 0; r < rows; ++r)
+            gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
+    } else if (a.row_run[m] >= rows) {  // rows contiguous: read along them
+        for (dim_t k = 0; k < kcnt; ++k) {
+            const dim_t off = goff + a.row[m] + a.col[k0 + k];
+            for (dim_t r = 0; r < rows; ++r) buf[r * kcnt + k] = load_elem(dt, base, off + r);
+        }
+    } else {
+        for (dim_t r = 0; r < rows; ++r)
+            for (dim_t k = 0; k < kcnt; ++k)
+                buf[r * kcnt + k] = load_elem(dt, base, goff + a.row[m + r] + a.col[k0 + k]);
+    }
+}
+
+// B k [k0, k0 + kcnt) x n [n0, n0 + ncnt) as one panel [k][ldb], columns ncnt..ldb zero.
+static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t k0, dim_t kcnt,
+                        dim_t n0, dim_t ncnt, dim_t ldb, float *out) {
+    const gemm_operand &b = pl.b;
+    const data_type dt = pl.p.dt;
+    if (b.col_run[n0] >= ncnt) {  // columns contiguous: one run per k
+        for (dim_t k = 0; k < kcnt; ++k) {
+            float *o = out + k * ldb;
+            gemm_copy_run(dt, base, goff + b.row[k0 + k] + b.col[n0], o, ncnt);
+            for (dim_t n = ncnt; n < ldb; ++n) o[n] = 0.f;
+        }
+        return;
+    }
+    for (dim_t k = 0; k < kcnt; ++k)
+        for (dim_t n = ncnt; n < ldb; ++n) out[k * ldb + n] = 0.f;
+    for (dim_t n = 0; n < ncnt; ++n) {
+        const dim_t coff = goff + b.col[n0 + n];
+        if (dt == data_type::f32 && b.row_run[k0] >= kcnt) {  // k contiguous: strided writes
+            const float *s = static_cast<const float *>(base) + coff + b.row[k0];
+            for (dim_t k = 0; k < kcnt; ++k) out[k * ldb + n] = s[k];
+        } else {
+            for (dim_t k = 0; k < kcnt; ++k)
+                out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
+        }
+    }
+}
+
+// Writes rows [m0, m0 + mcnt) x columns [n0, n0 + ncnt) of C from an f32 block (rows ld apart),
+// adding the bias, rounding once to the output type.
+static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t mcnt, dim_t n0,
+                       dim_t ncnt, float *blk, dim_t ld, const float *bias) {
+    const gemm_operand &c = pl.c;
+    const data_type dt = pl.p.dt;
+    const dim_t goff = g * c.gstride;
+    if (bias) {
+        const float *bg = bias + g * pl.bias_chg;
+        for (dim_t r = 0; r < mcnt; ++r) {
+            float *row = blk + r * ld;
+            if (pl.bias_axis == 0) {
+                const float v = bg[pl.bias_ch[m0 + r]];
+                for (dim_t n = 0; n < ncnt; ++n) row[n] += v;
+            } else {
+                for (dim_t n = 0; n < ncnt; ++n) row[n] += bg[pl.bias_ch[n0 + n]];
+            }
+        }
+    }
+    if (c.col_run[n0] < ncnt && c.row_run[m0] >= mcnt && mcnt > 1) {
+        // Columns of C contiguous in memory (and rows not): write column by column.
+        for (dim_t n = 0; n < ncnt; ++n) {
+            const dim_t off = goff + c.col[n0 + n] + c.row[m0];
+            for (dim_t r = 0; r < mcnt; ++r) store_elem(dt, out, off + r, blk[r * ld + n]);
+        }
+        return;
+    }
+    for (dim_t r = 0; r < mcnt; ++r) {
+        const float *row = blk + r * ld;
+        const dim_t roff = goff + c.row[m0 + r];
+        for (dim_t n = 0; n < ncnt;) {
+            const dim_t run = imin(c.col_run[n0 + n], ncnt - n), off = roff + c.col[n0 + n];
+            if (dt == data_type::f32)
+                std::memcpy(static_cast<float *>(out) + off, row + n, size_t(run) * sizeof(float));
+            else
+                vt::narrow(dt, row + n, static_cast<uint16_t *>(out) + off, run);
+            n += run;
+        }
+    }
+}
+
+// bwd_data when the windows do not read every src element: those are the bias (or zero).
+static void gemm_prefill(const gemm_plan &pl, void *out, const float *bias) {
+    const conv_problem &p = pl.p;
+    const data_layout &l = p.src;
+    const dim_t rows = p.mb * p.ic();
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        dim_t s, e;
+        split(rows, nthr, ithr, s, e);
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t c = r % p.ic(), n = r / p.ic();
+            const float v = bias ? bias[c] : 0.f;
+            for (dim_t d = 0; d < p.i[0]; ++d)
+                for (dim_t h = 0; h < p.i[1]; ++h)
+                    for (dim_t w = 0; w < p.i[2]; ++w)
+                        store_elem(p.dt, out,
+                                   n * l.n + c * l.c + d * l.sp[0] + h * l.sp[1] + w * l.sp[2],
+                                   v);
+        }
+    });
+}
+
+// ------------------------------------------------------------------------------- schedule --
+//
+// Units of work: (group, row block mc, column block nc, K part); a static split over threads.
+// Per unit and K block kc: pack the B block (every column panel of nv vectors, reused by every
+// row tile), then per tile of mr rows take A's rows (in place, or copied once for all panels)
+// and run the microkernel across the panels, accumulating into the unit's f32 block; at the end
+// store the block (or, with a K split, keep it as a partial sum, reduced in a fixed order).
+
+void run_gemm(const gemm_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    if (pl.M == 0 || pl.N == 0) return;
+    const void *tensors[3] = {args.src, args.wei, args.dst};
+    const void *abase = tensors[int(pl.a.t)], *bbase = tensors[int(pl.b.t)];
+    const dim_t nbias = pl.bias_axis >= 0 ? p.g * pl.bias_chg : 0;
+    scratch bias(nbias);
+    for (dim_t c = 0; c < nbias; ++c) bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
+    const float *biasp = nbias ? bias.p : nullptr;
+    if (pl.prefill) gemm_prefill(pl, args.out, biasp);
+
+    const dim_t NR = dim_t(pl.nv) * W, mr = pl.mr;
+    const dim_t mc_pad = div_up(pl.mc, mr) * mr, nc_pad = div_up(pl.nc, NR) * NR;
+    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad;
+    scratch work(per_thr * pl.nthr);
+    const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
+    // With a K split every part keeps its block: [part][g][M][N], reduced below.
+    const dim_t gmn = p.g * pl.M * pl.N;
+    scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad;
+        const float *rows[max_rows];
+        dim_t s, e;
+        split(units, nthr, ithr, s, e);
+        for (dim_t u = s; u < e; ++u) {
+            const dim_t part = u % pl.ksplit, rest = u / pl.ksplit;
+            const dim_t nb = rest % pl.nblocks, mb = (rest / pl.nblocks) % pl.mblocks;
+            const dim_t g = rest / (pl.nblocks * pl.mblocks);
+            const dim_t m0 = mb * pl.mc, mcnt = imin(pl.mc, pl.M - m0);
+            const dim_t n0 = nb * pl.nc, ncnt = imin(pl.nc, pl.N - n0);
+            dim_t k_s, k_e;
+            split(pl.K, int(pl.ksplit), int(part), k_s, k_e);
+            // An empty K range (bwd_weights of an empty batch) sums to zero.
+            if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
+            for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
+                const dim_t kcnt = imin(pl.kc, k_e - k0);
+                for (dim_t np = 0; np < ncnt; np += NR)
+                    gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np,
+                                imin(NR, ncnt - np), NR, Bp + np * kcnt);
+                for (dim_t mp = 0; mp < mcnt; mp += mr) {
+                    const dim_t nrows = imin(mr, mcnt - mp);
+                    gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap,
+                                rows);
+                    gemm_uk_args a{rows, nullptr, nullptr, kcnt, NR, nc_pad, k0 == k_s};
+                    for (dim_t np = 0; np < ncnt; np += NR) {
+                        a.B = Bp + np * kcnt;
+                        a.C = Cb + mp * nc_pad + np;
+                        gemm_table.fn[div_up(imin(NR, ncnt - np), W)][nrows](a);
+                    }
+                }
+            }
+            if (pl.ksplit == 1) {
+                gemm_store(pl, args.out, g, m0, mcnt, n0, ncnt, Cb, nc_pad, biasp);
+                continue;
+            }
+            float *P = partial.p + part * gmn + g * pl.M * pl.N;
+            for (dim_t r = 0; r < mcnt; ++r)
+                std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
+                            size_t(ncnt) * sizeof(float));
+        }
+    });
+    if (pl.ksplit == 1) return;
+    // Fixed-order reduction of the K parts, row by row of C, then the store.
+    const dim_t rows = p.g * pl.M;
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        float *row = work.p + ithr * per_thr;  // N <= per_thr: nc_pad >= N is not guaranteed
+        dim_t s, e;
+        split(rows, nthr, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t g = x / pl.M, m = x % pl.M;
+            for (dim_t n0 = 0; n0 < pl.N; n0 += nc_pad) {
+                const dim_t ncnt = imin(nc_pad, pl.N - n0);
+                for (dim_t n = 0; n < ncnt; ++n) row[n] = partial.p[x * pl.N + n0 + n];
+                for (dim_t q = 1; q < pl.ksplit; ++q)
+                    for (dim_t n = 0; n < ncnt; ++n)
+                        row[n] += partial.p[q * gmn + x * pl.N + n0 + n];
+                gemm_store(pl, args.out, g, m, 1, n0, ncnt, row, nc_pad, biasp);
+            }
+        }
+    });
+}

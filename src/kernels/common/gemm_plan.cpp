@@ -1,0 +1,393 @@
+#include "kernels/common/gemm_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "threading/parallel.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+dim_t div_up(dim_t a, dim_t b) {
+    return (a + b - 1) / b;
+}
+dim_t round_up(dim_t a, dim_t b) {
+    return div_up(a, b) * b;
+}
+
+// The three axes of the product and the tensors they index.
+enum axis : int { ax_p = 0, ax_i = 1, ax_o = 2 };
+const char *axis_name(int a) {
+    return a == ax_p ? "P" : a == ax_i ? "I" : "O";
+}
+const char *tensor_name(gemm_tensor t) {
+    return t == gemm_tensor::src ? "src" : t == gemm_tensor::wei ? "wei" : "dst";
+}
+gemm_tensor tensor_of(int a, int b) {
+    const int mask = (1 << a) | (1 << b);
+    if (mask == ((1 << ax_p) | (1 << ax_i))) return gemm_tensor::src;
+    if (mask == ((1 << ax_p) | (1 << ax_o))) return gemm_tensor::dst;
+    return gemm_tensor::wei;
+}
+
+// The natural product of each direction: C(m_axis, n_axis) = A(m_axis, k_axis) B(k_axis, n_axis).
+struct product {
+    int m, n, k;
+};
+product natural(conv_direction d) {
+    switch (d) {
+        case conv_direction::fwd:
+            return {ax_p, ax_o, ax_i};  // dst = src * wei^T
+        case conv_direction::bwd_data:
+            return {ax_p, ax_i, ax_o};  // src = dst * wei
+        case conv_direction::bwd_weights:
+            return {ax_o, ax_i, ax_p};  // wei = dst^T * src
+    }
+    return {ax_p, ax_o, ax_i};
+}
+
+// Offset tables of the three axes into the two tensors each one indexes, built into one vector.
+struct axis_tables {
+    dim_t len[3] = {0, 0, 0};
+    // [axis][which of its two tensors]: start of the offsets and of the runs in the storage.
+    dim_t off[3][2] = {}, run[3][2] = {};
+    double avg_run[3][2] = {};
+    gemm_tensor tens[3][2] = {};
+    dim_t bias_ch = -1;  // start of the channel-of-I table (bias of bwd_data), or of O's identity
+};
+
+int slot(const axis_tables &t, int a, gemm_tensor x) {
+    return t.tens[a][0] == x ? 0 : 1;
+}
+
+// Builds the tables. `tap_major`: I = (tap, channel) with the channel fastest, else (channel, tap).
+axis_tables build_tables(const conv_problem &p, bool tap_major, std::vector<dim_t> &v) {
+    axis_tables t;
+    const dim_t P = p.mb * p.osp(), ksp = p.ksp(), I = p.icg * ksp, O = p.ocg;
+    t.len[ax_p] = P;
+    t.len[ax_i] = I;
+    t.len[ax_o] = O;
+    t.tens[ax_p][0] = gemm_tensor::src, t.tens[ax_p][1] = gemm_tensor::dst;
+    t.tens[ax_i][0] = gemm_tensor::src, t.tens[ax_i][1] = gemm_tensor::wei;
+    t.tens[ax_o][0] = gemm_tensor::dst, t.tens[ax_o][1] = gemm_tensor::wei;
+    v.clear();
+    v.reserve(size_t(4 * (P + I + O) + I + O));
+    for (int a = 0; a < 3; ++a)
+        for (int s = 0; s < 2; ++s) {
+            t.off[a][s] = dim_t(v.size());
+            v.resize(v.size() + size_t(t.len[a]));
+        }
+    dim_t *pd = v.data();
+    for (dim_t q = 0; q < P; ++q) {
+        dim_t r = q;
+        const dim_t ow = r % p.o[2];
+        r /= p.o[2];
+        const dim_t oh = r % p.o[1];
+        r /= p.o[1];
+        const dim_t od = r % p.o[0], n = r / p.o[0];
+        pd[t.off[ax_p][0] + q] = n * p.src.n + od * p.s[0] * p.src.sp[0] +
+                                 oh * p.s[1] * p.src.sp[1] + ow * p.s[2] * p.src.sp[2];
+        pd[t.off[ax_p][1] + q] =
+            n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
+    }
+    for (dim_t i = 0; i < I; ++i) {
+        const dim_t ic = tap_major ? i % p.icg : i / ksp, tap = tap_major ? i / p.icg : i % ksp;
+        const dim_t kw = tap % p.k[2], kh = (tap / p.k[2]) % p.k[1], kd = tap / (p.k[2] * p.k[1]);
+        pd[t.off[ax_i][0] + i] = ic * p.src.c + kd * p.dl[0] * p.src.sp[0] +
+                                 kh * p.dl[1] * p.src.sp[1] + kw * p.dl[2] * p.src.sp[2];
+        pd[t.off[ax_i][1] + i] =
+            ic * p.wei.ic + kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
+    }
+    for (dim_t o = 0; o < O; ++o) {
+        pd[t.off[ax_o][0] + o] = o * p.dst.c;
+        pd[t.off[ax_o][1] + o] = o * p.wei.oc;
+    }
+    // Runs: how many entries from j on step by +1.
+    for (int a = 0; a < 3; ++a)
+        for (int s = 0; s < 2; ++s) {
+            t.run[a][s] = dim_t(v.size());
+            v.resize(v.size() + size_t(t.len[a]));
+            const dim_t *tab = v.data() + t.off[a][s];
+            dim_t *run = v.data() + t.run[a][s];
+            dim_t nruns = 0;
+            for (dim_t j = t.len[a]; j-- > 0;) {
+                const bool cont = j + 1 < t.len[a] && tab[j + 1] == tab[j] + 1;
+                run[j] = cont ? run[j + 1] + 1 : 1;
+                nruns += cont ? 0 : 1;
+            }
+            t.avg_run[a][s] = nruns ? double(t.len[a]) / double(nruns) : 1.0;
+        }
+    // Channel of each bias-carrying index: fwd's bias is per O, bwd_data's per input channel of I.
+    t.bias_ch = dim_t(v.size());
+    if (p.dir == conv_direction::bwd_data) {
+        for (dim_t i = 0; i < I; ++i) v.push_back(tap_major ? i % p.icg : i / ksp);
+    } else {
+        for (dim_t o = 0; o < O; ++o) v.push_back(o);
+    }
+    return t;
+}
+
+// The fraction of the FMA ports' peak a register tile of mr rows x nv vectors reaches: per
+// k step it issues mr*nv FMAs and mr + nv loads (two of each per cycle), and needs about 8
+// independent accumulators to hide the FMA latency.
+double tile_efficiency(dim_t mr, dim_t nv) {
+    const double f = double(mr * nv);
+    return f / std::max(f, double(mr + nv)) * std::min(1.0, f / 8.0);
+}
+
+// Cycles per element to copy (pack or store) an operand whose contiguous runs along the copied
+// rows average `run` elements: vector copies within runs, a scalar step per run start. Runs only
+// across the rows (the transposed direction) make an element-by-element copy of contiguous
+// reads or writes; no runs at all, a gather. (Scalar steps convert through a type switch and
+// an offset table: about 3-4 cycles each.)
+double copy_cost(double run, int vlen) {
+    return 4.0 / std::max(run, 1.0) + 2.0 / vlen;
+}
+double copy_cost(double along, double across, int vlen) {
+    return std::min(copy_cost(along, vlen), across >= 8 ? 3.0 : 4.0);
+}
+
+// Column blocks of up to 1024 (long runs of C rows written to memory, e.g. NCX pixels; the B
+// block kc x nc stays in L2) and the f32 block of C a unit accumulates (mc x nc) up to 64 Ki
+// floats (L2).
+constexpr dim_t max_nc = 1024, max_block = 64 * 1024;
+
+dim_t block_nc(dim_t N, dim_t NR) {
+    return std::max(NR, std::min(round_up(std::max<dim_t>(N, 1), NR), max_nc / NR * NR));
+}
+dim_t block_mc(dim_t M, dim_t mr, dim_t nc) {
+    return std::max(mr, std::min(round_up(std::max<dim_t>(M, 1), mr), max_block / nc / mr * mr));
+}
+
+int max_rows(int nregs, int nv) {
+    return std::min(16, (nregs - nv - 1) / nv);
+}
+
+gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed, int nv, int vlen,
+                       int nregs, dim_t K, data_type dt) {
+    gemm_estimate e;
+    e.transposed = transposed;
+    e.nv = nv;
+    e.mr = max_rows(nregs, nv);
+    const int m_ax = transposed ? pr.n : pr.m, n_ax = transposed ? pr.m : pr.n;
+    const dim_t M = t.len[m_ax], N = t.len[n_ax], NR = dim_t(nv) * vlen;
+    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(e.mr, M));
+    const dim_t nc = block_nc(N, NR), mc = block_mc(M, mr, nc);
+    e.fma = double(M) * double(div_up(N, NR) * nv) * double(K) / 2.0 / tile_efficiency(mr, nv);
+    // Per microkernel call: its C tile read and written, pointers set up; it matters when K is
+    // short (a K of 1 is an outer product, bound by the C traffic).
+    const dim_t kc = std::max<dim_t>(16, (40 * 1024 / 4) / (mr + NR));
+    e.fma += double(div_up(M, mr) * div_up(N, NR) * div_up(std::max<dim_t>(K, 1), kc)) *
+             double(2 * mr * nv + 12);
+    // Copy cost of operand X[a][b] copied along b.
+    auto cost = [&](int a, int b) {
+        const gemm_tensor x = tensor_of(a, b);
+        return copy_cost(t.avg_run[b][slot(t, b, x)], t.avg_run[a][slot(t, a, x)], vlen);
+    };
+    // A (M x K) is read in place when it is f32 with k contiguous, else copied once per column
+    // block of C; B (K x N) is packed once per row block.
+    const gemm_tensor at = tensor_of(m_ax, pr.k);
+    const bool a_in_place = dt == data_type::f32 &&
+                            t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, 16));
+    e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * cost(m_ax, pr.k)) +
+             double(K) * double(N) * double(div_up(M, mc)) * cost(pr.k, n_ax);
+    // C is stored once; contiguous rows store as vectors, other layouts element by element.
+    const gemm_tensor ct = tensor_of(m_ax, n_ax);
+    (void)ct;
+    e.store = double(M) * double(N) * cost(m_ax, n_ax);
+    return e;
+}
+
+// The direct kernel's time on the same problem by the same measure: the channels of the output
+// (fwd, bwd_weights: output channels; bwd_data: input channels) on the lanes, pixels (or, for
+// bwd_weights, input channels) as tile rows, every tap of a stride phase computed for every
+// output pixel of that phase (taps in padding on zeros), short reductions per tap, and copies
+// of the data tensors that are not f32 with contiguous channels.
+double direct_estimate(const conv_problem &p, int vlen, int nregs) {
+    const bool bwd_d = p.dir == conv_direction::bwd_data,
+               bwd_w = p.dir == conv_direction::bwd_weights;
+    const dim_t lanes = bwd_d ? p.icg : p.ocg;
+    const dim_t nvec = div_up(lanes, vlen);
+    const int nv = int(std::min<dim_t>(4, nvec));
+    const double lane_use = double(lanes) / double(nvec * vlen);
+    const dim_t rows = bwd_w ? p.icg : bwd_d ? p.mb * p.isp() : p.mb * p.osp();
+    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(max_rows(nregs, nv), rows));
+    double useful = 1.0;
+    if (bwd_d) {  // taps per phase run over every src pixel of the phase
+        dim_t nph = 1;
+        for (int x = 0; x < 3; ++x) nph *= std::min(p.s[x], p.i[x]);
+        useful = std::min(1.0, double(p.osp()) * double(nph) / double(std::max<dim_t>(p.isp(), 1)));
+    }
+    // Each batch element (tap, or row for bwd_weights) of its microkernel reduces only this
+    // many values, and costs a few cycles of pointer set-up and accumulator traffic on top.
+    const dim_t kred = bwd_w ? p.o[2] : bwd_d ? p.ocg : p.icg;
+    // (fwd/bwd_data load one pointer per tile row and batch element; bwd_weights two per row.)
+    const double per_batch = double(kred) / (double(kred) + (bwd_w ? 0.5 : 3.0));
+    const double macs = p.macs();
+    double cycles = macs / vlen / 2.0 / (lane_use * tile_efficiency(mr, nv) * useful * per_batch);
+    const double copy = 3.0 + 2.0 / vlen;  // element by element, in and (for the output) out
+    if (p.dt != data_type::f32 || p.src.c != 1) cycles += double(p.mb * p.isp() * p.ic()) * copy;
+    if (p.dt != data_type::f32 || p.dst.c != 1) cycles += double(p.mb * p.osp() * p.oc()) * copy;
+    return cycles / double(p.g);
+}
+
+// The estimated time of the GEMM kernel must be below this fraction of the direct kernel's:
+// the direct kernel is tuned for the shapes it serves, and the estimates are rough.
+constexpr double margin = 0.8;
+
+// Whether the windows of a matrix-product problem read every src element (else bwd_data must
+// set the others to the bias or zero): per axis, the taps of consecutive windows tile src.
+bool windows_cover_src(const conv_problem &p) {
+    for (int x = 0; x < 3; ++x) {
+        const bool ok = p.k[x] == 1 ? (p.i[x] == p.o[x] && (p.s[x] == 1 || p.o[x] == 1))
+                                    : (p.dl[x] == 1 && (p.s[x] == p.k[x] || p.o[x] == 1) &&
+                                       p.o[x] * p.k[x] == p.i[x]);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+struct choice {
+    axis_tables t;
+    bool tap_major = true;
+    gemm_estimate best;
+    double direct = 0;
+};
+
+choice choose(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &storage) {
+    choice c;
+    c.direct = direct_estimate(p, vlen, nregs);
+    const product pr = natural(p.dir);
+    bool first = true;
+    for (bool tap_major : {true, false}) {
+        if (!tap_major && p.ksp() == 1) break;  // the same tables
+        std::vector<dim_t> v;
+        const axis_tables t = build_tables(p, tap_major, v);
+        const dim_t K = t.len[pr.k];
+        for (bool tr : {false, true})
+            for (int nv = 1; nv <= 4; ++nv) {
+                const gemm_estimate e = estimate(t, pr, tr, nv, vlen, nregs, K, p.dt);
+                if (first || e.total() < c.best.total()) {
+                    first = false;
+                    c.best = e;
+                    c.tap_major = tap_major;
+                }
+            }
+    }
+    c.t = build_tables(p, c.tap_major, storage);
+    // bwd_data whose windows skip src elements first sets all of src, element by element.
+    if (p.dir == conv_direction::bwd_data && !windows_cover_src(p))
+        c.best.store += 3.0 * double(p.mb * p.isp() * p.icg);
+    return c;
+}
+
+std::string fmt(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", x);
+    return b;
+}
+
+}  // namespace
+
+std::string gemm_shape_why_not(const conv_problem &p) {
+    static const char *ax[3] = {"d", "h", "w"};
+    for (int x = 3 - p.nsp; x < 3; ++x) {
+        const dim_t ke = (p.k[x] - 1) * p.dl[x] + 1;
+        const std::string a = std::string(" along ") + ax[x];
+        if (p.pb[x] != 0) return "not a matrix product: begin padding" + a;
+        if (p.o[x] > 1 && p.s[x] < ke)
+            return "not a matrix product: kernel windows overlap" + a + " (extent " +
+                   std::to_string(ke) + " > stride " + std::to_string(p.s[x]) + ")";
+        if ((p.o[x] - 1) * p.s[x] + ke > p.i[x])
+            return "not a matrix product: windows reach the end padding" + a;
+    }
+    return {};
+}
+
+std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
+    std::string why = gemm_shape_why_not(p);
+    if (!why.empty()) return why;
+    std::vector<dim_t> storage;
+    const choice c = choose(p, vlen, nregs, storage);
+    if (c.best.total() < margin * c.direct) return {};
+    return "the direct kernel is estimated faster: " + fmt(c.direct) + " cycles per group vs " +
+           fmt(c.best.total()) + " for the best matrix-product mapping (" +
+           (c.best.transposed ? "transposed, " : "") + std::to_string(c.best.mr) + "x" +
+           std::to_string(c.best.nv) + " vectors)";
+}
+
+gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables) {
+    gemm_plan pl;
+    pl.p = p;
+    pl.vlen = vlen;
+    const choice c = choose(p, vlen, nregs, tables);
+    pl.est = c.best;
+    pl.direct_estimate = c.direct;
+    const axis_tables &t = c.t;
+    const product nat = natural(p.dir);
+    const int m_ax = c.best.transposed ? nat.n : nat.m, n_ax = c.best.transposed ? nat.m : nat.n,
+              k_ax = nat.k;
+    const dim_t *base = tables.data();
+    auto operand = [&](int r, int col) {
+        gemm_operand o;
+        o.t = tensor_of(r, col);
+        const int sr = slot(t, r, o.t), sc = slot(t, col, o.t);
+        o.row = base + t.off[r][sr];
+        o.row_run = base + t.run[r][sr];
+        o.col = base + t.off[col][sc];
+        o.col_run = base + t.run[col][sc];
+        o.gstride = o.t == gemm_tensor::src   ? p.icg * p.src.c
+                    : o.t == gemm_tensor::dst ? p.ocg * p.dst.c
+                                              : p.ocg * p.wei.oc;
+        return o;
+    };
+    pl.a = operand(m_ax, k_ax);
+    pl.b = operand(k_ax, n_ax);
+    pl.c = operand(m_ax, n_ax);
+    pl.M = t.len[m_ax];
+    pl.N = t.len[n_ax];
+    pl.K = t.len[k_ax];
+    pl.nv = c.best.nv;
+    pl.mr = c.best.mr;
+    const dim_t NR = dim_t(pl.nv) * vlen, mr = pl.mr;
+    // K block: mr rows of A and an NR-wide panel of B within about 40 KiB of L1.
+    pl.kc = std::max<dim_t>(16, (40 * 1024 / 4) / (mr + NR) / 16 * 16);
+    pl.kc = std::max<dim_t>(1, std::min(pl.kc, pl.K));
+    pl.nc = block_nc(pl.N, NR);
+    pl.mc = block_mc(pl.M, mr, pl.nc);
+    pl.nthr = threads_for(p.macs());
+    auto units = [&] { return p.g * div_up(pl.M, pl.mc) * div_up(pl.N, pl.nc); };
+    // Enough blocks for the threads: narrower column blocks first (A is re-packed per column
+    // block, cheaply), then fewer rows; a K split (partial sums) only when that is not enough.
+    while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64) pl.nc = round_up(pl.nc / 2, NR);
+    while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
+    if (units() < 2 * pl.nthr && pl.nthr > 1 && pl.K >= 2 * pl.kc) pl.ksplit = pl.nthr;
+    pl.mblocks = div_up(pl.M, pl.mc);
+    pl.nblocks = div_up(pl.N, pl.nc);
+    // bwd_data writes src; the elements no window reads are not written by the product.
+    pl.prefill = p.dir == conv_direction::bwd_data && !windows_cover_src(p);
+    if (p.with_bias && (p.dir == conv_direction::fwd || p.dir == conv_direction::bwd_data)) {
+        const int bias_ax = p.dir == conv_direction::fwd ? ax_o : ax_i;
+        pl.bias_axis = bias_ax == m_ax ? 0 : 1;
+        pl.bias_ch = base + t.bias_ch;
+        pl.bias_chg = p.dir == conv_direction::fwd ? p.ocg : p.icg;
+    }
+    return pl;
+}
+
+std::string describe(const gemm_plan &pl) {
+    auto name = [&](const gemm_operand &o) { return std::string(tensor_name(o.t)); };
+    std::string s = "C=" + name(pl.c) + "[" + std::to_string(pl.M) + "x" + std::to_string(pl.N) +
+                    "] A=" + name(pl.a) + " B=" + name(pl.b) + " K=" + std::to_string(pl.K) +
+                    " groups=" + std::to_string(pl.p.g) + (pl.est.transposed ? " transposed" : "") +
+                    " tile=" + std::to_string(pl.mr) + "x" + std::to_string(pl.nv * pl.vlen) +
+                    " mc=" + std::to_string(pl.mc) + " nc=" + std::to_string(pl.nc) +
+                    " kc=" + std::to_string(pl.kc) + " ksplit=" + std::to_string(pl.ksplit) +
+                    (pl.prefill ? " prefill" : "") + " est=" + fmt(pl.est.total()) + " (fma " +
+                    fmt(pl.est.fma) + ", pack " + fmt(pl.est.pack) + ", store " +
+                    fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate);
+    (void)axis_name;
+    return s;
+}
+
+}  // namespace convgrad::detail

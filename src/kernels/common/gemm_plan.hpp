@@ -1,0 +1,80 @@
+// The plan of the GEMM kernel: convolutions that are matrix products, mapped by a cost estimate.
+//
+// A convolution is a matrix product per group when every src element is read by at most one
+// (dst pixel, tap) pair and no tap reads padding: no begin padding, kernel windows that do not
+// overlap (stride >= dilated kernel extent) and do not reach past the end of src. Then, with
+//   P = dst pixels (n, od, oh, ow),  I = (input channel, tap),  O = output channels,
+// src is a P x I matrix, dst a P x O matrix and the weights an O x I matrix, and
+//   fwd: dst = src * wei^T,   bwd_data: src = dst * wei,   bwd_weights: wei = dst^T * src.
+// 1x1 kernels at stride 1, 1x1 inputs covered by the kernel (a ConvTranspose from 1x1, a
+// "kernel = input" layer) and kernel == stride up-convolutions are all this one shape.
+//
+// Each product can be computed as C = A*B or as C^T = B^T*A^T: the plan picks the orientation and
+// the register tile whose estimated time (FMAs at the lane utilization of the tile, plus the cost
+// of packing operands and storing C, which depends on how contiguous each operand is) is least,
+// and takes the problem only when that beats the estimate for the direct kernel (channels on the
+// lanes, taps in padding computed on zeros, copies of non-channels-last tensors).
+//
+// Plain data, shared by the per-ISA translation units (see direct_plan.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/conv_problem.hpp"
+
+namespace convgrad::detail {
+
+enum class gemm_tensor : int { src = 0, wei = 1, dst = 2 };
+
+/// One GEMM operand X[r][c] of group g: element g*gstride + row[r] + col[c] of tensor t.
+/// row_run[r] / col_run[c]: how many entries from r (c) on step by exactly +1 (at least 1), so a
+/// packer knows where it may copy contiguous runs.
+struct gemm_operand {
+    gemm_tensor t = gemm_tensor::src;
+    const dim_t *row = nullptr, *col = nullptr;
+    const dim_t *row_run = nullptr, *col_run = nullptr;
+    dim_t gstride = 0;
+};
+
+/// Estimated cost of one mapping, in FMA-port cycles per group (for the choice and for logs).
+struct gemm_estimate {
+    bool transposed = false;  // C^T = B^T A^T: the M and N roles of the natural product swapped
+    int nv = 1, mr = 1;       // register tile: mr rows x nv vectors
+    double fma = 0, pack = 0, store = 0;
+    double total() const { return fma + pack + store; }
+};
+
+struct gemm_plan {
+    conv_problem p;
+    dim_t M = 0, N = 0, K = 0;  // per group: C[M x N] = sum_k A[M x K] * B[K x N]
+    gemm_operand a, b, c;       // c is the output tensor of the direction
+    int vlen = 1, nv = 1, mr = 1;
+    dim_t mc = 1, nc = 1, kc = 1;  // cache blocks (mc a multiple of mr, nc of nv*vlen)
+    dim_t mblocks = 0, nblocks = 0;
+    dim_t ksplit = 1;  // parts K is split into (partial sums reduced in a fixed order)
+    int nthr = 1;
+    bool prefill = false;  // bwd_data: src elements no window reads are set to bias (or 0) first
+    int bias_axis = -1;    // -1: no bias, 0: bias per C row, 1: per C column
+    const dim_t *bias_ch = nullptr;  // channel in the group of each C row (or column)
+    dim_t bias_chg = 0;              // channels per group of the biased tensor
+    gemm_estimate est;
+    double direct_estimate = 0;
+};
+
+/// Empty when the problem is a matrix product per group; else the rule it breaks.
+std::string gemm_shape_why_not(const conv_problem &p);
+
+/// Empty when the GEMM kernel takes the problem (a matrix product, and the best mapping is
+/// estimated faster than the direct kernel by a margin); else why not, with the estimates.
+std::string gemm_why_not(const conv_problem &p, int vlen, int nregs);
+
+/// Fills `tables` (the offset tables the plan points into; the caller keeps them alive and
+/// does not resize them) and returns the plan of the best mapping. The problem must pass
+/// gemm_shape_why_not.
+gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables);
+
+/// "C=src[P x I]*... lanes=..." description of the mapping a plan chose.
+std::string describe(const gemm_plan &pl);
+
+}  // namespace convgrad::detail
