@@ -27,7 +27,6 @@ LLVM_LIB=/usr/lib/llvm-14/lib
 # Sweeps of oneDNN's case files: long, and they exercise no error path the selection lacks.
 SWEEPS='onednn_harness|run_roundtrip'
 ASAN_OPTS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
-LSAN_OPTS=suppressions=$PWD/tests/sanitizers/lsan.supp
 
 # Configure flags shared by the sanitizer builds: no benchmarks or examples.
 common=(-DCONVGRAD_BUILD_BENCH=OFF -DCONVGRAD_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
@@ -52,7 +51,7 @@ asan_ubsan() {
     cmake --build build-asan -j"$JOBS"
     # allocator_may_return_null: a failed allocation returns null / throws std::bad_alloc as it
     # does without ASan (the out-of-memory paths are under test), instead of ASan aborting.
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=$LSAN_OPTS \
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE "$SWEEPS|rlimit"
 }
 
@@ -94,7 +93,7 @@ fuzz() {
         # New inputs go to $work/corpus/$t; the seeds in the tree are only read.
         mkdir -p $work/corpus/$t
         echo "--- fuzz_$t for ${FUZZ_SECONDS} s"
-        ASAN_OPTIONS=$ASAN_OPTS LSAN_OPTIONS=$LSAN_OPTS OMP_NUM_THREADS=2 \
+        ASAN_OPTIONS=$ASAN_OPTS OMP_NUM_THREADS=2 \
             build-asan/tests/fuzz/fuzz_$t -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
             -timeout=30 -print_final_stats=1 -artifact_prefix=$work/crashes/fuzz_${t}- \
             $work/corpus/$t tests/fuzz/corpus/$t >$work/fuzz_$t.log 2>&1 || true
