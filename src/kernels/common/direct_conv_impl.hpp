@@ -46,9 +46,12 @@ void ukernel(const uk_args &a) {
             else acc[m][j] = vt::load_mask(a.C + m * a.cms + j * W, mk);
         }
     for (int b = 0; b < a.nbatch; ++b) {
-        const float *A = a.A[b] + a.a_off;
-        const float *B = a.B[b] + a.b_off;
+        const float *A0 = a.A[b] + a.a_off;
+        const float *B0 = a.B[b] + a.b_off;
         for (dim_t k = 0; k < a.K; ++k) {
+            // Indexed rather than stepped: with a stride near INT64_MAX a pointer stepped past
+            // the last k would overflow (undefined behaviour, found by UBSan).
+            const float *A = A0 + k * a.aks, *B = B0 + k * a.ldb;
             V bv[NV];
 #pragma GCC unroll 4
             for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
@@ -59,8 +62,6 @@ void ukernel(const uk_args &a) {
 #pragma GCC unroll 4
                 for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
             }
-            A += a.aks;
-            B += a.ldb;
         }
     }
 #pragma GCC unroll 16
