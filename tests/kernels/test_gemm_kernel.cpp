@@ -16,6 +16,7 @@
 #include "core/resolve.hpp"
 #include "dispatch/registry.hpp"
 #include "kernels/common/gemm_plan.hpp"
+#include "util/conv_test_util.hpp"
 #include "util/tensor_buffer.hpp"
 
 namespace convgrad {
@@ -85,19 +86,7 @@ gemm_case make_gemm_case(std::mt19937_64 &rng, bool big) {
         wshape.insert(wshape.begin(), k.begin(), k.end());
     else
         wshape.insert(wshape.end(), k.begin(), k.end());
-    auto strided = [&](size_t id, const dims &sh) {
-        if (rng() % 3 != 0) return logical_tensor(id, dt, sh);
-        std::vector<size_t> order(sh.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::shuffle(order.begin(), order.end(), rng);
-        dims st(sh.size());
-        dim_t acc = 1;
-        for (size_t i = order.size(); i-- > 0;) {
-            st[order[i]] = acc;
-            acc *= sh[order[i]] + dim_t(rng() % 2);
-        }
-        return logical_tensor(id, dt, sh, st);
-    };
+    auto strided = [&](size_t id, const dims &sh) { return testing::random_strided_tensor(rng, id, dt, sh); };
     const dims zeros(size_t(S), 0);
     op o(1, kind, "gemm_sweep");
     o.set_attr("strides", s)

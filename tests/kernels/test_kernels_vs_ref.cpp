@@ -9,6 +9,7 @@
 
 #include "core/resolve.hpp"
 #include "dispatch/registry.hpp"
+#include "util/conv_test_util.hpp"
 #include "util/tensor_buffer.hpp"
 
 namespace convgrad {
@@ -82,19 +83,7 @@ random_case make_case(std::mt19937_64 &rng) {
 
     const dims src_shape = data_shape(g * icg, big), dst_shape = data_shape(g * ocg, small);
     // Random strides: sometimes channels-last strides on NCX shapes, sometimes padded rows.
-    auto strided = [&](size_t id, const dims &shape) {
-        if (rng() % 3 != 0) return logical_tensor(id, dt, shape);
-        std::vector<size_t> order(shape.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::shuffle(order.begin(), order.end(), rng);
-        dims st(shape.size());
-        dim_t acc = 1;
-        for (size_t i = order.size(); i-- > 0;) {
-            st[order[i]] = acc;
-            acc *= shape[order[i]] + dim_t(rng() % 2);
-        }
-        return logical_tensor(id, dt, shape, st);
-    };
+    auto strided = [&](size_t id, const dims &shape) { return testing::random_strided_tensor(rng, id, dt, shape); };
     op o(1, kind, "sweep");
     o.set_attr("strides", s).set_attr("dilations", d).set_attr("pads_begin", pb).set_attr("pads_end", pe);
     o.set_attr("groups", g).set_attr("data_format", std::string(ncx ? "NCX" : "NXC"));

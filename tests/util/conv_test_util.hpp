@@ -3,6 +3,7 @@
 // arbitrary strides) so that one problem can be checked in every layout.
 #pragma once
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -134,6 +135,24 @@ inline dims strides_in_order(const dims &shape, const std::vector<int> &order,
         acc *= std::max<dim_t>(shape[a], 1) + (extra.empty() ? 0 : extra[a]);
     }
     return st;
+}
+
+/// A logical tensor of `shape`, dense two times in three; otherwise with the strides of a random
+/// axis order, each axis padded by one now and then (channels-last strides on NCX shapes, padded
+/// rows). The kernel sweeps use it so that every kernel meets user strides.
+template <class Rng>
+logical_tensor random_strided_tensor(Rng &rng, size_t id, data_type dt, const dims &shape) {
+    if (rng() % 3 != 0) return logical_tensor(id, dt, shape);
+    std::vector<size_t> order(shape.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    dims st(shape.size());
+    dim_t acc = 1;
+    for (size_t i = order.size(); i-- > 0;) {
+        st[order[i]] = acc;
+        acc *= shape[order[i]] + dim_t(rng() % 2);
+    }
+    return logical_tensor(id, dt, shape, st);
 }
 
 inline double dot(const std::vector<double> &a, const std::vector<double> &b) {
