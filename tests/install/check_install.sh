@@ -55,6 +55,8 @@ pc_dir=$(dirname "$(find "$prefix" -name convgrad.pc | head -n 1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs convgrad)
 echo "pkg-config --cflags --libs convgrad: $flags"
 # shellcheck disable=SC2086  # the flags are words
-"$cxx" -O1 "$here/consumer/main.cpp" $flags -o "$work/pc-consumer"
+# The public headers need C++17, which clang 14 does not default to (the .pc file leaves the
+# standard to the consumer: a -std in it would override a newer one of the consumer's).
+"$cxx" -std=c++17 -O1 "$here/consumer/main.cpp" $flags -o "$work/pc-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pc-consumer"
 echo "check_install: pass"
