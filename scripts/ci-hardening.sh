@@ -103,9 +103,17 @@ fuzz() {
             $work/corpus/$t tests/fuzz/corpus/$t >$work/fuzz_$t.log 2>&1 || true
         grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+ +DONE|ERROR|SUMMARY" \
             $work/fuzz_$t.log || true
-        if ls $work/crashes/fuzz_${t}-* >/dev/null 2>&1; then
+        # Failures are crashes (sanitizer reports included), leaks, out-of-memory and units over
+        # -timeout. libFuzzer also saves units over 10 s as slow-unit-*: reported, not failed.
+        if ls $work/crashes/fuzz_${t}-slow-unit-* >/dev/null 2>&1; then
+            echo "fuzz_$t: slow units (over 10 s, under the 30 s timeout): $(ls $work/crashes/fuzz_${t}-slow-unit-*)"
+        fi
+        local found
+        found=$(find $work/crashes -name "fuzz_${t}-crash-*" -o -name "fuzz_${t}-leak-*" \
+                -o -name "fuzz_${t}-oom-*" -o -name "fuzz_${t}-timeout-*")
+        if [[ -n "$found" ]]; then
             tail -n 60 $work/fuzz_$t.log
-            echo "fuzz_$t found a failure: $(ls $work/crashes/fuzz_${t}-*)"
+            echo "fuzz_$t found a failure: $found"
             return 1
         fi
     done
