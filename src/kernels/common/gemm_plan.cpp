@@ -307,6 +307,14 @@ std::string gemm_shape_why_not(const conv_problem &p) {
 std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
     std::string why = gemm_shape_why_not(p);
     if (!why.empty()) return why;
+    // The offset tables hold a few entries per pixel, (input channel, tap) and output channel:
+    // a problem whose tables alone would be huge is left to the direct kernel, which needs none
+    // (found by fuzz_op: a 343 GB reserve while dispatching).
+    const double entries =
+        5.0 * (double(p.mb) * double(p.osp()) + double(p.icg) * double(p.ksp()) + double(p.ocg));
+    constexpr double max_table_entries = double(1 << 26);
+    if (entries > max_table_entries)
+        return "its offset tables would hold " + fmt(entries) + " entries, above the limit of 2^26";
     std::vector<dim_t> storage;
     const choice c = choose(p, vlen, nregs, storage);
     if (c.best.total() < margin * c.direct) return {};
