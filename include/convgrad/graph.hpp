@@ -33,6 +33,8 @@ class CONVGRAD_API partition {
 public:
     const std::vector<size_t> &op_ids() const { return op_ids_; }
     const op &get_op() const { return *op_; }
+    /// The graph's fpmath_mode, which compile() applies.
+    fpmath_mode get_fpmath_mode() const { return fpmath_; }
     const std::vector<logical_tensor> &input_ports() const;
     const std::vector<logical_tensor> &output_ports() const;
 
@@ -47,6 +49,7 @@ private:
     friend class graph;
     std::vector<size_t> op_ids_;
     std::shared_ptr<const op> op_;
+    fpmath_mode fpmath_ = fpmath_mode::strict;
 };
 
 struct compiled_op;  // internal
@@ -86,6 +89,12 @@ private:
 
 class CONVGRAD_API graph {
 public:
+    graph() = default;
+    /// A graph whose f32 ops may compute with lower-precision products as `mode` allows
+    /// (oneDNN Graph's fpmath_mode; docs/semantics.md). The default is strict.
+    explicit graph(fpmath_mode mode) : fpmath_(mode) {}
+    fpmath_mode get_fpmath_mode() const { return fpmath_; }
+
     /// Validates the op's schema (input/output counts, attribute names, types and values, data
     /// types) and adds it. Throws convgrad::error (invalid_graph_op) with the reason.
     void add_op(const op &o);
@@ -99,9 +108,11 @@ public:
 private:
     std::vector<std::shared_ptr<const op>> ops_;
     bool finalized_ = false;
+    fpmath_mode fpmath_ = fpmath_mode::strict;
 };
 
 /// Shortcut for a single op: validate, compile and return the compiled partition.
-CONVGRAD_API compiled_partition compile_op(const op &o, impl_choice choice = impl_choice::best);
+CONVGRAD_API compiled_partition compile_op(const op &o, impl_choice choice = impl_choice::best,
+                                        fpmath_mode mode = fpmath_mode::strict);
 
 }  // namespace convgrad

@@ -27,6 +27,17 @@ CONVGRAD_API bool parse_data_type(std::string_view name, data_type &out);
 /// Size of one element in bytes (0 for undef).
 CONVGRAD_API size_t element_size(data_type dt);
 
+/// oneDNN Graph's fpmath_mode, a graph-level setting: how far an f32 op may lower the precision
+/// of its products (docs/semantics.md). strict: f32 throughout. bf16 / f16: the inputs may be
+/// rounded once to that type (products then exact, accumulated in f32, output f32). tf32, any:
+/// the fastest of the allowed choices.
+enum class fpmath_mode { strict, bf16, f16, tf32, any };
+
+/// JSON spelling: "strict", "bf16", "f16", "tf32", "any".
+CONVGRAD_API const char *to_string(fpmath_mode m);
+/// Parses the JSON spelling; returns false when the name is not one of them.
+CONVGRAD_API bool parse_fpmath_mode(std::string_view name, fpmath_mode &out);
+
 enum class status {
     success = 0,
     invalid_arguments,  // a call's arguments are wrong (null pointer, wrong count, ...)

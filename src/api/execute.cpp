@@ -4,6 +4,7 @@
 #include <new>
 
 #include "api/compiled_op.hpp"
+#include "api/rounded_inputs.hpp"
 #include "api/verbose.hpp"
 #include "core/op_error.hpp"
 #include "threading/parallel.hpp"
@@ -86,6 +87,17 @@ void compiled_op::execute(const std::vector<tensor> &inputs,
     if (r.outputs[0].size_bytes() == 0) return;  // nothing to write (zero batch)
 
     try {
+        // fpmath_mode bf16/f16: the multiplied inputs rounded once (the bias is not rounded).
+        detail::rounded_inputs rounded;
+        if (r.prob.math_dt != r.prob.dt) {
+            const int nthr = detail::threads_for(double(r.outputs[0].size_bytes()));
+            auto round = [&](int idx, const void *&p) {
+                if (idx >= 0 && p) p = rounded.add(r.inputs[size_t(idx)], p, r.prob.math_dt, nthr);
+            };
+            round(r.src_input, a.src);
+            round(r.wei_input, a.wei);
+            round(r.dst_input, a.dst);
+        }
         if (detail::verbose_level() >= 1) {
             const auto t0 = std::chrono::steady_clock::now();
             k->execute(a);

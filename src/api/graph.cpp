@@ -42,6 +42,7 @@ std::vector<partition> graph::get_partitions() const {
         partition p;
         p.op_ids_ = {o->id()};
         p.op_ = o;
+        p.fpmath_ = fpmath_;
         parts.push_back(std::move(p));
     }
     return parts;
@@ -55,6 +56,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
+    c->r.prob.math_dt = detail::math_type(fpmath_, c->r.prob.dt);
     detail::check_thread_count(*op_);
     auto d = detail::dispatch(c->r.prob, detail::effective_features(), choice == impl_choice::reference);
     c->impl = d.impl;
@@ -72,8 +74,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     return cp;
 }
 
-compiled_partition compile_op(const op &o, impl_choice choice) {
-    graph g;
+compiled_partition compile_op(const op &o, impl_choice choice, fpmath_mode mode) {
+    graph g(mode);
     g.add_op(o);
     g.finalize();
     return g.get_partitions()[0].compile(o.inputs(), o.outputs(), choice);

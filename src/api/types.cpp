@@ -34,6 +34,27 @@ size_t element_size(data_type dt) {
     }
 }
 
+const char *to_string(fpmath_mode m) {
+    switch (m) {
+        case fpmath_mode::strict: return "strict";
+        case fpmath_mode::bf16: return "bf16";
+        case fpmath_mode::f16: return "f16";
+        case fpmath_mode::tf32: return "tf32";
+        case fpmath_mode::any: return "any";
+    }
+    return "?";
+}
+
+bool parse_fpmath_mode(std::string_view name, fpmath_mode &out) {
+    for (fpmath_mode m : {fpmath_mode::strict, fpmath_mode::bf16, fpmath_mode::f16, fpmath_mode::tf32,
+                          fpmath_mode::any})
+        if (name == to_string(m)) {
+            out = m;
+            return true;
+        }
+    return false;
+}
+
 const char *to_string(status s) {
     switch (s) {
         case status::success: return "success";

@@ -15,12 +15,21 @@ int verbose_level() {
     return level;
 }
 
+namespace {
+// "f32", or "f32(math=bf16)" for an f32 op under fpmath_mode bf16/f16.
+std::string type_label(const conv_problem &p) {
+    std::string t = to_string(p.dt);
+    if (p.math_dt != p.dt) t += std::string("(math=") + to_string(p.math_dt) + ")";
+    return t;
+}
+}  // namespace
+
 void verbose_compile(const compiled_op &c, const std::vector<std::string> &refusals) {
     if (verbose_level() < 2) return;
     for (const auto &r : refusals)
         std::fprintf(stderr, "convgrad,skip,%s,%s\n", to_string(c.source.kind()), r.c_str());
     std::fprintf(stderr, "convgrad,compile,%s,%s,%s,%s\n", to_string(c.source.kind()),
-                 to_string(c.r.prob.dt), c.impl->name, c.r.prob.desc().c_str());
+                 type_label(c.r.prob).c_str(), c.impl->name, c.r.prob.desc().c_str());
     const std::string plan = c.k ? c.k->describe() : std::string();
     if (!plan.empty())
         std::fprintf(stderr, "convgrad,plan,%s,%s,%s\n", to_string(c.source.kind()), c.impl->name,
@@ -29,7 +38,7 @@ void verbose_compile(const compiled_op &c, const std::vector<std::string> &refus
 
 void verbose_exec(const compiled_op &c, double ms) {
     std::fprintf(stderr, "convgrad,exec,%s,%s,%s,%s,%s,%g\n", to_string(c.source.kind()),
-                 to_string(c.r.prob.dt), to_string(c.r.prob.dir), c.impl->name,
+                 type_label(c.r.prob).c_str(), to_string(c.r.prob.dir), c.impl->name,
                  c.r.prob.desc().c_str(), ms);
 }
 

@@ -14,6 +14,19 @@ const char *to_string(conv_direction d) {
     return "?";
 }
 
+data_type math_type(fpmath_mode mode, data_type dt) {
+    if (dt != data_type::f32) return dt;  // bf16 and f16 ops already multiply in their type
+    switch (mode) {
+        case fpmath_mode::bf16: return data_type::bf16;
+        case fpmath_mode::f16: return data_type::f16;
+        // tf32 and any allow f32 too, and no lower-precision kernel is faster yet.
+        case fpmath_mode::strict:
+        case fpmath_mode::tf32:
+        case fpmath_mode::any: break;
+    }
+    return data_type::f32;
+}
+
 double conv_problem::macs() const {
     return double(mb) * double(g) * double(ocg) * double(icg) * double(osp()) * double(ksp());
 }
@@ -29,7 +42,9 @@ double conv_problem::scratch_bound(int nthr) const {
     const double wei_f32 = 4 * d(g) * d(ksp()) * (d(icg) + 16) * (d(ocg) + 16);  // padded to vectors
     const double kernels = 2 * src_f32 + dst_f32 + (1 + nthr) * wei_f32;       // copies, partials
     const double ref = src_f32 + dst_f32 + wei_f32 + 8 * nthr * std::max(d(isp()), d(osp()));
-    return kernels + ref;
+    // fpmath_mode bf16/f16 on an f32 op: rounded copies of the inputs (api/execute.cpp).
+    const double rounded = math_dt != dt ? src_f32 + dst_f32 + wei_f32 : 0;
+    return kernels + ref + rounded;
 }
 
 std::string conv_problem::desc() const {

@@ -31,6 +31,10 @@ struct weights_layout {
 struct conv_problem {
     conv_direction dir = conv_direction::fwd;
     data_type dt = data_type::f32;  // of every float tensor
+    // The type the inputs' values are rounded to before they are multiplied: dt itself, or, for
+    // an f32 op under fpmath_mode bf16/f16, that type (rounded once; products exact; sums and
+    // output f32). The bias is added, not multiplied: it is never rounded.
+    data_type math_dt = data_type::f32;
     op_kind kind = op_kind::Convolution;  // the op it came from (for logs)
 
     int nsp = 2;  // 1, 2 or 3 spatial axes; arrays below are d, h, w with leading 1s
@@ -64,6 +68,11 @@ struct conv_problem {
     /// benchdnn-style descriptor of the canonical convolution, e.g. "g1mb2ic32ih28oc128oh14kh2sh2ph0".
     std::string desc() const;
 };
+
+/// The math type of an op of type `dt` under fpmath_mode `mode` (see conv_problem::math_dt).
+/// tf32 and any may pick the fastest allowed: until kernels exist whose lower-precision products
+/// are faster than f32 on this machine, that is f32 itself, which every mode allows.
+data_type math_type(fpmath_mode mode, data_type dt);
 
 /// Where each tensor of a core computation lives for one execution.
 struct conv_args {

@@ -229,8 +229,12 @@ document parse(std::string_view text, const std::string &source, const read_opti
     if (auto it = root.find("version"); it != root.end()) doc.version = get_string(top, *it, "version");
     if (auto it = root.find("engine_kind"); it != root.end())
         doc.engine_kind = get_string(top, *it, "engine_kind");
-    if (auto it = root.find("fpmath_mode"); it != root.end())
+    if (auto it = root.find("fpmath_mode"); it != root.end()) {
         doc.fpmath_mode = get_string(top, *it, "fpmath_mode");
+        fpmath_mode m;
+        if (!parse_fpmath_mode(doc.fpmath_mode, m))
+            top.fail("fpmath_mode", "must be one of strict, bf16, f16, tf32, any; got \"" + doc.fpmath_mode + "\"");
+    }
     if (auto it = root.find("fpmath_mode_apply_to_int"); it != root.end()) {
         if (it->is_boolean()) doc.fpmath_mode_apply_to_int = it->get<bool>() ? "true" : "false";
         else doc.fpmath_mode_apply_to_int = get_string(top, *it, "fpmath_mode_apply_to_int");
@@ -418,6 +422,7 @@ void write_file(const document &doc, const std::string &path, int indent) {
 
 document from_graph(const graph &g) {
     document doc;
+    doc.fpmath_mode = to_string(g.get_fpmath_mode());
     for (const auto &o : g.ops()) {
         doc.ops.push_back(*o);
         doc.attr_order.emplace_back();
@@ -426,7 +431,11 @@ document from_graph(const graph &g) {
 }
 
 graph document::to_graph() const {
-    graph g;
+    convgrad::fpmath_mode mode;
+    if (!parse_fpmath_mode(fpmath_mode, mode))
+        throw error(status::invalid_arguments, "fpmath_mode: must be one of strict, bf16, f16, tf32, any; got \"" +
+                                                   fpmath_mode + "\"");
+    graph g(mode);
     for (const auto &o : ops) g.add_op(o);
     g.finalize();
     return g;
