@@ -17,6 +17,7 @@
 #include "baseline.hpp"
 #include "commands.hpp"
 #include "desc.hpp"
+#include "fill.hpp"
 #include "random_problems.hpp"
 #include "runner.hpp"
 #include "suite.hpp"
@@ -26,7 +27,7 @@ namespace convgrad::tool {
 namespace {
 
 struct bench_args {
-    std::string op, dt = "f32", threads, json_file, tag = "nxc", without;
+    std::string op, dt = "f32", threads, json_file, tag = "nxc", without, fpmath = "strict";
     int random = 0;
     uint64_t seed = 1;
     long long mb = 0;
@@ -94,8 +95,9 @@ std::vector<op_kind> family_ops(bool deconv) {
     return {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights};
 }
 
-json::document single(const op &o) {
+json::document single(const op &o, const std::string &fpmath = "strict") {
     json::document d;
+    d.fpmath_mode = fpmath;
     d.ops.push_back(o);
     d.attr_order.emplace_back();
     return d;
@@ -103,16 +105,17 @@ json::document single(const op &o) {
 
 struct check_outcome {
     bool pass = true;
+    double rel_err = NAN;  // --fpmath other than strict: max |result - strict f32| / max |strict f32|
     std::string text;  // "pass", "pass@mb1", "FAIL@mb1 (max_abs_err=...)"
 };
 
 // Checks the optimized kernel against the reference on the problem with its batch reduced so
 // that the (slow) reference takes about `max_gflop` at most.
 check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, bool ncx, double full_flops,
-                            double max_gflop) {
+                            double max_gflop, const std::string &fpmath) {
     conv_desc d = full;
     while (d.mb > 1 && full_flops * double(d.mb) / double(full.mb) > max_gflop * 1e9) d.mb = d.mb > 2 ? 2 : 1;
-    const json::document doc = single(make_op(kind, d, dt, ncx));
+    const json::document doc = single(make_op(kind, d, dt, ncx), fpmath);
     graph_runner best(doc, impl_choice::best), ref(doc, impl_choice::reference);
     tensor_map m = best.allocate();
     best.fill_inputs(m, 1);
@@ -128,6 +131,24 @@ check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, b
     r.text = c.pass ? "pass" : "FAIL";
     if (d.mb != full.mb) r.text += "@mb" + std::to_string(d.mb);
     if (!c.pass) r.text += " (" + c.summary() + ")";
+    if (doc.fpmath_mode != "strict" && dt == data_type::f32) {
+        // The mode's error on real-valued data: against the strict f32 reference, relative to
+        // the largest reference value.
+        const graph_runner strict_ref(single(make_op(kind, d, dt, ncx)), impl_choice::reference);
+        tensor_map um = best.allocate();
+        for (size_t id : best.inputs())
+            if (best.lt(id).dtype() != data_type::s32) fill_uniform(um.at(id), 7 + id);
+        best.execute(um);
+        tensor_map sm = strict_ref.allocate_sharing_inputs(um);
+        strict_ref.execute(sm);
+        const host_tensor &got = um.at(out), &exp = sm.at(out);
+        double err = 0, scale = 0;
+        for (dim_t i = 0; i < got.count(); ++i) {
+            err = std::max(err, std::fabs(got.get(i) - exp.get(i)));
+            scale = std::max(scale, std::fabs(exp.get(i)));
+        }
+        r.rel_err = scale > 0 ? err / scale : err;
+    }
     return r;
 }
 
@@ -164,6 +185,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--without", args->without,
                     "also time each op with these kernels disabled (name prefixes, comma separated, as "
                     "CONVGRAD_DISABLE), e.g. --without=gemm: the 'w/o' columns");
+    sub->add_option("--fpmath", args->fpmath,
+                    "fpmath_mode of the f32 ops (strict, bf16, f16, tf32, any; default strict): also measures the "
+                    "mode's error against strict f32 on uniform [-1, 1) data (the 'err' column)");
     sub->add_flag("--list", args->list, "list the suite and exit");
     sub->add_flag("--no-onednn", args->no_onednn, "do not run oneDNN side by side (when built with it)");
     sub->add_flag("--require-onednn", args->require_onednn,
@@ -198,6 +222,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
         if (args->tag != "nxc" && args->tag != "ncx") throw CLI::ValidationError("--tag", "must be nxc or ncx");
         const bool ncx = args->tag == "ncx";
+        if (fpmath_mode m; !parse_fpmath_mode(args->fpmath, m))
+            throw CLI::ValidationError("--fpmath", "must be one of strict, bf16, f16, tf32, any; got '" + args->fpmath + "'");
+        const bool fpmath = args->fpmath != "strict";
         if (args->random < 0) throw CLI::ValidationError("--random", "must be positive");
         if (args->random > 0 && !args->descs.empty())
             throw CLI::ValidationError("--random", "give either descriptors or --random");
@@ -262,6 +289,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                                 : "no (built without libdnnl-dev)"));
         const bool without = !args->without.empty();
         std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
+        if (fpmath)
+            std::printf("fpmath_mode: %s for the f32 ops; 'err' = max |result - strict f32| / max |strict f32| on "
+                        "uniform [-1, 1) data (checked batch)\n", args->fpmath.c_str());
         if (without)
             std::printf("'ms w/o', 'x best w/o': the same op compiled with CONVGRAD_DISABLE=%s\n", args->without.c_str());
         std::printf("%-26s %-28s %-4s %3s %8s %9s %9s %6s  %-22s %-9s %9s %9s %8s %8s%s\n", "problem", "op", "type",
@@ -281,13 +311,13 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %d threads...", done, total,
                                          p.name.c_str(), to_string(kind), to_string(dt), thr);
                         set_threads(thr);
-                        const json::document doc = single(make_op(kind, p.desc, dt, ncx));
+                        const json::document doc = single(make_op(kind, p.desc, dt, ncx), args->fpmath);
                         graph_runner best(doc, impl_choice::best);
                         const double flops = best.flops();
                         // Checked once per (problem, op, type): the reference is slow.
                         const std::string check_key = p.name + "/" + p.desc.str() + "/" + to_string(kind) + "/" + to_string(dt);
                         if (!checks.count(check_key))
-                            checks[check_key] = check_problem(kind, p.desc, dt, ncx, flops, args->check_gflop);
+                            checks[check_key] = check_problem(kind, p.desc, dt, ncx, flops, args->check_gflop, args->fpmath);
                         const check_outcome chk = checks.at(check_key);
                         all_pass = all_pass && chk.pass;
                         double ms;
@@ -336,6 +366,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                     fmt_ratio(x_plain).c_str(), fmt_ratio(x_blocked).c_str());
                         if (without)
                             std::printf(" %9s %10s", fmt_ms(ms_wo).c_str(), fmt_ratio(dnnl_best / ms_wo).c_str());
+                        if (fpmath && !std::isnan(chk.rel_err)) std::printf("  err=%.2e", chk.rel_err);
                         std::printf("\n");
                         std::fflush(stdout);
                         nlohmann::ordered_json r;
@@ -352,6 +383,8 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         if (without) r["ms_without"] = std::isnan(ms_wo) ? nlohmann::ordered_json() : nlohmann::ordered_json(ms_wo);
                         r["check"] = chk.pass ? "pass" : "fail";
                         r["check_detail"] = chk.text;
+                        r["fpmath_mode"] = args->fpmath;
+                        if (!std::isnan(chk.rel_err)) r["fpmath_rel_err"] = chk.rel_err;
                         r["peak_gflops"] = std::isnan(peak[thr]) ? nlohmann::ordered_json() : nlohmann::ordered_json(peak[thr]);
                         r["onednn_plain_ms"] = std::isnan(dnnl.plain_ms) ? nlohmann::ordered_json()
                                                                          : nlohmann::ordered_json(dnnl.plain_ms);

@@ -29,4 +29,12 @@ void fill_ints(host_tensor &t, uint64_t seed, const fill_spec &spec) {
     }
 }
 
+
+
+void fill_uniform(host_tensor &t, uint64_t seed) {
+    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 777);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (dim_t i = 0; i < t.count(); ++i) t.set(i, dist(rng));
+}
+
 }  // namespace convgrad::tool

@@ -21,4 +21,7 @@ fill_spec fill_for(data_type dt, double terms);
 /// Fills in logical order (the same values whatever the strides).
 void fill_ints(host_tensor &t, uint64_t seed, const fill_spec &spec);
 
+/// Uniform values in [-1, 1), in logical order: real-valued data, for measuring rounding error.
+void fill_uniform(host_tensor &t, uint64_t seed);
+
 }  // namespace convgrad::tool
