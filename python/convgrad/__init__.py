@@ -17,6 +17,7 @@ from ._convgrad import (  # noqa: F401
     data_type,
     get_num_threads,
     graph,
+    fpmath_mode,
     impl_choice,
     json,
     layout_type,

@@ -82,6 +82,12 @@ void bind_graph(py::module_ &m) {
         .value("constant", property_type::constant);
     py::enum_<op_kind> kinds(m, "op_kind");
     for (op_kind k : all_op_kinds) kinds.value(to_string(k), k);
+    py::enum_<fpmath_mode>(m, "fpmath_mode")
+        .value("strict", fpmath_mode::strict)
+        .value("bf16", fpmath_mode::bf16)
+        .value("f16", fpmath_mode::f16)
+        .value("tf32", fpmath_mode::tf32)
+        .value("any", fpmath_mode::any);
     py::enum_<impl_choice>(m, "impl_choice")
         .value("best", impl_choice::best)
         .value("reference", impl_choice::reference);
@@ -172,11 +178,14 @@ void bind_graph(py::module_ &m) {
         .def_property_readonly("op", &partition::get_op)
         .def_property_readonly("input_ports", &partition::input_ports)
         .def_property_readonly("output_ports", &partition::output_ports)
+        .def_property_readonly("fpmath_mode", &partition::get_fpmath_mode)
         .def("compile", &partition::compile, py::arg("inputs"), py::arg("outputs"),
              py::arg("choice") = impl_choice::best);
 
     py::class_<graph>(m, "graph")
         .def(py::init<>())
+        .def(py::init<fpmath_mode>(), py::arg("fpmath_mode"))
+        .def_property_readonly("fpmath_mode", &graph::get_fpmath_mode)
         .def("add_op", &graph::add_op)
         .def("finalize", &graph::finalize)
         .def_property_readonly("is_finalized", &graph::is_finalized)
@@ -201,7 +210,8 @@ void bind_graph(py::module_ &m) {
           },
           py::arg("cp"), py::arg("inputs"), py::arg("outputs"), py::arg("reps"));
 
-    m.def("compile_op", &compile_op, py::arg("op"), py::arg("choice") = impl_choice::best);
+    m.def("compile_op", &compile_op, py::arg("op"), py::arg("choice") = impl_choice::best,
+          py::arg("fpmath_mode") = fpmath_mode::strict);
 
     py::module_ j = m.def_submodule("json", "oneDNN Graph JSON: read and write graph dumps");
     py::class_<json::document>(j, "document")

@@ -184,3 +184,35 @@ def test_calls_from_several_python_threads_agree():
     assert not errors
     for r in results:
         assert torch.equal(r, want)
+
+
+def test_fpmath_mode_bf16_rounds_the_inputs_once():
+    """graph(fpmath_mode.bf16): an f32 op multiplies its inputs rounded to bf16, sums in f32."""
+    def conv(mode):
+        o = convgrad.op(0, convgrad.op_kind.Convolution, "c")
+        o.set_attr("strides", [1]).set_attr("pads_begin", [0]).set_attr("pads_end", [0])
+        o.set_attr("dilations", [1]).set_attr("data_format", "NCX").set_attr("weights_format", "OIX")
+        o.add_input(convgrad.logical_tensor(0, convgrad.data_type.f32, [1, 8, 5]))
+        o.add_input(convgrad.logical_tensor(1, convgrad.data_type.f32, [2, 8, 3]))
+        o.add_output(convgrad.logical_tensor.unknown(2, convgrad.data_type.f32))
+        g = convgrad.graph(mode)
+        g.add_op(o)
+        g.finalize()
+        part = g.get_partitions()[0]
+        assert part.fpmath_mode == mode
+        return part, part.compile(part.input_ports, part.output_ports)
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (1, 8, 5)).astype(np.float32)
+    w = rng.uniform(-1, 1, (2, 8, 3)).astype(np.float32)
+    results = {}
+    for mode in (convgrad.fpmath_mode.strict, convgrad.fpmath_mode.bf16):
+        part, cp = conv(mode)
+        y = np.zeros((1, 2, 3), np.float32)
+        cp.execute([convgrad.tensor(part.input_ports[0], x), convgrad.tensor(part.input_ports[1], w)],
+                   [convgrad.tensor(cp.outputs[0], y)])
+        results[mode] = y
+    bf = lambda a: torch.from_numpy(a).to(torch.bfloat16).double()
+    want = torch.nn.functional.conv1d(bf(x), bf(w)).numpy()
+    np.testing.assert_allclose(results[convgrad.fpmath_mode.bf16], want, rtol=1e-5, atol=1e-5)
+    assert np.abs(results[convgrad.fpmath_mode.strict] - want).max() > 1e-4
