@@ -208,6 +208,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         }
         std::vector<data_type> dts;
         for (const auto &s : split_list(args->dt)) dts.push_back(parse_float_dt(s));
+        const bool vs_f32 = dts.size() > 1 && std::find(dts.begin(), dts.end(), data_type::f32) != dts.end();
+        // f32 first, so that the other types can be compared with it ('x f32').
+        if (vs_f32) std::stable_partition(dts.begin(), dts.end(), [](data_type t) { return t == data_type::f32; });
         std::vector<int> threads;
         for (const auto &s : split_list(args->threads)) {
             try {
@@ -289,6 +292,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                                 : "no (built without libdnnl-dev)"));
         const bool without = !args->without.empty();
         std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
+        if (vs_f32) std::printf("'x f32': convgrad's own f32 time on the same layer, op and threads / this time\n");
         if (fpmath)
             std::printf("fpmath_mode: %s for the f32 ops; 'err' = max |result - strict f32| / max |strict f32| on "
                         "uniform [-1, 1) data (checked batch)\n", args->fpmath.c_str());
@@ -299,6 +303,10 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                     "x blocked", without ? "    ms w/o x best w/o" : "");
         std::map<std::string, ratio_group> groups;
         std::map<std::string, check_outcome> checks;
+        // f32 time per (problem, op, threads), for the 'x f32' column of the bf16/f16 rows.
+        std::map<std::string, double> f32_ms;
+        std::map<std::string, std::pair<double, int>> f32_groups;  // sum of logs of 'x f32', count
+
         nlohmann::ordered_json records = nlohmann::ordered_json::array();
         size_t done = 0;
         bool all_pass = true;
@@ -367,6 +375,21 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         if (without)
                             std::printf(" %9s %10s", fmt_ms(ms_wo).c_str(), fmt_ratio(dnnl_best / ms_wo).c_str());
                         if (fpmath && !std::isnan(chk.rel_err)) std::printf("  err=%.2e", chk.rel_err);
+                        const std::string same_layer = p.name + "/" + p.desc.str() + "/" + to_string(kind) + "/" +
+                                                       std::to_string(thr);
+                        double x_f32 = NAN;
+                        if (vs_f32 && dt == data_type::f32) f32_ms[same_layer] = ms;
+                        else if (vs_f32 && f32_ms.count(same_layer)) x_f32 = f32_ms[same_layer] / ms;
+                        if (!std::isnan(x_f32)) {
+                            std::printf("  x f32 %s", fmt_ratio(x_f32).c_str());
+                            for (const std::string &key : {std::string(to_string(kind)) + " " + to_string(dt) + " " +
+                                                               std::to_string(thr) + "t",
+                                                           std::string("all ops ") + to_string(dt) + " " +
+                                                               std::to_string(thr) + "t"}) {
+                                f32_groups[key].first += std::log(x_f32);
+                                f32_groups[key].second += 1;
+                            }
+                        }
                         std::printf("\n");
                         std::fflush(stdout);
                         nlohmann::ordered_json r;
@@ -391,6 +414,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         r["onednn_blocked_ms"] = std::isnan(dnnl.blocked_ms) ? nlohmann::ordered_json()
                                                                              : nlohmann::ordered_json(dnnl.blocked_ms);
                         r["onednn_note"] = dnnl.note;
+                        if (!std::isnan(x_f32)) r["x_own_f32"] = x_f32;
                         records.push_back(std::move(r));
                     }
         if (with_onednn) {
@@ -407,6 +431,12 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                 g.below_05_wo);
                 std::printf("\n");
             }
+        }
+        if (!f32_groups.empty()) {
+            std::printf("\ngeometric mean of 'x f32' (convgrad f32 time / convgrad time in this type):\n");
+            for (const auto &[key, g] : f32_groups)
+                std::printf("  %-40s %9s  of %d\n", key.c_str(), fmt_ratio(std::exp(g.first / g.second)).c_str(),
+                            g.second);
         }
         std::printf("\nproblems (benchdnn descriptors; ConvTranspose family in deconv terms):\n");
         for (const auto &p : problems)
