@@ -2,6 +2,8 @@
 // of the kernel body, and the per-thread tile hooks.
 #include "kernels/amx/amx_ukernel.hpp"
 
+#include <cpuid.h>
+
 #include <string>
 
 #include "convgrad/types.hpp"
@@ -88,9 +90,14 @@ const char *native_unusable_reason(amx_dot dot) {
                    ? "the compiler lacks -mamx-tile/-mamx-bf16, the native kernel was not built"
                    : "the compiler lacks -mamx-fp16, the native f16 kernel was not built";
     const cpu_features have = effective_features();
-    if (!have.has(cpu_feature::amx_tile))
-        return "no usable AMX tiles (the CPU lacks AMX, the OS refused tile data, or "
-               "CONVGRAD_MAX_ISA caps it)";
+    if (!have.has(cpu_feature::amx_tile)) {
+        unsigned a, b, c, d;
+        const bool cpu_has_amx = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 24));
+        if (!cpu_has_amx) return "this CPU has no AMX";
+        if (!detected_features().has(cpu_feature::amx_tile))
+            return "the OS did not grant AMX tile data (XCR0 or arch_prctl(ARCH_REQ_XCOMP_PERM))";
+        return "CONVGRAD_MAX_ISA caps AMX";
+    }
     if (dot == amx_dot::bf16 && !have.has(cpu_feature::amx_bf16)) return "the CPU lacks AMX-BF16";
     if (dot == amx_dot::f16 && !have.has(cpu_feature::amx_fp16)) return "the CPU lacks AMX-FP16";
     return "";
