@@ -4,15 +4,18 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
-#include <set>
-#include <thread>
 #include <new>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail {
 namespace {
@@ -187,6 +190,32 @@ TEST(Threading, NestedRegionsNestTheirHooks) {
     EXPECT_EQ(inner.enters.load(), inner.leaves.load());
     EXPECT_EQ(inner.enters.load(), 2) << "each of the 2 outer calls enters its inner region once, on a team of one";
     EXPECT_EQ(hook_depth, 0);
+}
+
+TEST(Threading, TypedScratchPerThread) {
+    // Each thread gets its own aligned block of the requested element count; the two threads'
+    // blocks, alive at once, do not overlap.
+    std::vector<uintptr_t> begin(2);
+    std::atomic<int> ready{0}, team{1};
+    parallel(2, [&](int ithr, int) {
+        team = omp_get_num_threads();
+        scratch_buffer<uint16_t> buf(1000);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.data()) % 64, 0u);
+        EXPECT_EQ(buf.size(), 1000u);
+        for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint16_t(i + size_t(ithr));
+        begin[size_t(ithr)] = reinterpret_cast<uintptr_t>(buf.data());
+        ready++;
+        // (with a team of one the two calls run one after the other: nothing to wait for)
+        for (int spin = 0; ready.load() < 2 && spin < 1000000; ++spin) {
+        }
+        for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], uint16_t(i + size_t(ithr)));
+    });
+    if (team.load() >= 2) {
+        const uintptr_t lo = std::min(begin[0], begin[1]), hi = std::max(begin[0], begin[1]);
+        EXPECT_GE(hi - lo, 2000u) << "the blocks overlap";
+    }
+    scratch_buffer<double> empty(0);
+    EXPECT_NE(empty.data(), nullptr);
 }
 
 }  // namespace
