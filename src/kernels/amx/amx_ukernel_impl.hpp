@@ -47,9 +47,10 @@ struct ukernel_body {
         : p(a),
           two_m(a.M > 16),
           two_n(a.N > 16),
-          c10(a.C + 16 * a.ldc),
-          c01(a.C + 16),
-          c11(a.C + 16 * a.ldc + 16),
+          // (the other quarters of C only where they exist: no pointer beyond C's rows)
+          c10(two_m ? a.C + 16 * a.ldc : a.C),
+          c01(two_n ? a.C + 16 : a.C),
+          c11(two_m && two_n ? a.C + 16 * a.ldc + 16 : a.C),
           ldc_bytes(a.ldc * 4) {}
 
     void load_c() {
