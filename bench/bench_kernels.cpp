@@ -57,3 +57,51 @@ int main(int argc, char **argv) {
     benchmark::Shutdown();
     return 0;
 }
+
+// ---- The AMX microkernel (src/kernels/amx/amx_ukernel.hpp), on its own -----------------------
+// One 32 x 32 block of C over K = 512 and a batch of 4 (packed operands in L1/L2), bf16 and f16,
+// native where the CPU grants AMX, else through the emulation, labelled as such (the emulated
+// rows measure the emulation, a test tool, not a kernel). Select with --benchmark_filter=amx.
+// Kept self-contained at the end of this file: registered statically, run by main() above.
+#include <vector>
+
+#include "kernels/amx/amx_pack.hpp"
+#include "kernels/amx/amx_ukernel.hpp"
+
+namespace {
+
+void bench_amx_ukernel(benchmark::State &state, convgrad::detail::amx::amx_backend backend,
+                       convgrad::detail::amx::amx_dot dot) {
+    namespace amx = convgrad::detail::amx;
+    constexpr int M = 32, N = 32, K = 512, batch = 4;
+    std::vector<float> af(size_t(M * K)), bf(size_t(K * N));
+    for (size_t i = 0; i < af.size(); ++i) af[i] = float(int(i % 7) - 3) * 0.25f;
+    for (size_t i = 0; i < bf.size(); ++i) bf[i] = float(int(i % 5) - 2) * 0.5f;
+    std::vector<std::vector<uint16_t>> a(batch, std::vector<uint16_t>(size_t(M * K))),
+        b(batch, std::vector<uint16_t>(size_t(K * N)));
+    std::vector<const uint16_t *> ap, bp;
+    for (int i = 0; i < batch; ++i) {
+        amx::pack_a_panel({convgrad::data_type::f32, af.data(), K, 1}, M, K, dot, a[size_t(i)].data(), K);
+        amx::pack_b_vnni({convgrad::data_type::f32, bf.data(), N, 1}, K, N, dot, b[size_t(i)].data(), 2 * N);
+        ap.push_back(a[size_t(i)].data());
+        bp.push_back(b[size_t(i)].data());
+    }
+    std::vector<float> c(size_t(M * N));
+    amx::ukernel_args args;
+    args.M = M, args.N = N, args.K = K, args.batch = batch, args.A = ap.data(), args.B = bp.data();
+    args.lda = K, args.ldb = 2 * N, args.C = c.data(), args.ldc = N, args.accumulate = false;
+    convgrad::bench::timed_loop(state, 2.0 * M * N * K * batch, [&] { amx::ukernel(backend, dot, args); });
+}
+
+const bool amx_ukernel_benchmarks_registered = [] {
+    namespace amx = convgrad::detail::amx;
+    for (amx::amx_dot dot : {amx::amx_dot::bf16, amx::amx_dot::f16}) {
+        const amx::amx_backend backend = amx::native_usable(dot) ? amx::amx_backend::native : amx::amx_backend::emulated;
+        const std::string name = std::string("amx_ukernel/") + amx::to_string(dot) + "/" + amx::to_string(backend) +
+                                 "/32x32x512xbatch4";
+        benchmark::RegisterBenchmark(name.c_str(), bench_amx_ukernel, backend, dot)->Unit(benchmark::kMicrosecond);
+    }
+    return true;
+}();
+
+}  // namespace

@@ -49,9 +49,38 @@ int threads_for(double macs) {
     return macs < double(1 << 20) ? 1 : n;
 }
 
-void parallel_region(int nthr, region_fn fn, void *ctx) {
+namespace {
+
+// One thread's part of a region: enter, its ithr values, leave. Returns the first exception
+// this thread met (null when none); leave runs after a failing body, not after a failing enter.
+template <typename Body>
+std::exception_ptr run_with_hooks(const thread_hooks &hooks, Body &&body) {
+    std::exception_ptr first;
+    try {
+        if (hooks.enter) hooks.enter(hooks.ctx);
+    } catch (...) {
+        return std::current_exception();
+    }
+    try {
+        body();
+    } catch (...) {
+        first = std::current_exception();
+    }
+    try {
+        if (hooks.leave) hooks.leave(hooks.ctx);
+    } catch (...) {
+        if (!first) first = std::current_exception();
+    }
+    return first;
+}
+
+}  // namespace
+
+void parallel_region(int nthr, region_fn fn, void *ctx, const thread_hooks &hooks) {
     if (nthr <= 1) {
-        fn(ctx, 0, 1);  // on the calling thread: exceptions propagate as they are
+        // On the calling thread: the exception propagates as it is, after leave.
+        const std::exception_ptr e = run_with_hooks(hooks, [&] { fn(ctx, 0, 1); });
+        if (e) std::rethrow_exception(e);
         return;
     }
     std::exception_ptr first;
@@ -59,15 +88,16 @@ void parallel_region(int nthr, region_fn fn, void *ctx) {
 #pragma omp parallel num_threads(nthr)
     {
         const int team = omp_get_num_threads();
-        for (int ithr = omp_get_thread_num(); ithr < nthr; ithr += team) {
-            if (failed.load(std::memory_order_relaxed)) break;
-            try {
+        const std::exception_ptr e = run_with_hooks(hooks, [&] {
+            for (int ithr = omp_get_thread_num(); ithr < nthr; ithr += team) {
+                if (failed.load(std::memory_order_relaxed)) break;
                 fn(ctx, ithr, nthr);
-            } catch (...) {
-#pragma omp critical(convgrad_parallel_first_exception)
-                if (!first) first = std::current_exception();
-                failed.store(true, std::memory_order_relaxed);
             }
+        });
+        if (e) {
+#pragma omp critical(convgrad_parallel_first_exception)
+            if (!first) first = e;
+            failed.store(true, std::memory_order_relaxed);
         }
     }
     if (first) std::rethrow_exception(first);

@@ -40,19 +40,31 @@ static inline void balance211(int64_t n, int nthr, int ithr, int64_t &start, int
 
 using region_fn = void (*)(void *ctx, int ithr, int nthr);
 
+/// Actions each thread of a region runs once: enter before its first ithr, leave after its last
+/// (e.g. loading the AMX tile configuration, then releasing the tiles). leave runs also when the
+/// body threw on that thread; it does not run when enter threw. An exception from enter or
+/// leave is captured like one from the body. Null members do nothing.
+struct thread_hooks {
+    void (*enter)(void *ctx) = nullptr;
+    void (*leave)(void *ctx) = nullptr;
+    void *ctx = nullptr;
+};
+
 /// Calls fn(ctx, ithr, nthr) once for every ithr in [0, nthr), on up to nthr threads; rethrows
-/// the first exception any call threw (later calls are skipped once one has failed).
-void parallel_region(int nthr, region_fn fn, void *ctx);
+/// the first exception any call threw (later calls are skipped once one has failed). Each
+/// thread that takes part runs the hooks around its calls.
+void parallel_region(int nthr, region_fn fn, void *ctx, const thread_hooks &hooks = {});
 
 /// parallel(nthr, [&](int ithr, int nthr) { ... }): the same with a callable. Each ithr is
 /// called exactly once even when OpenMP grants fewer threads, so per-ithr results (partial
 /// sums) depend only on nthr.
+/// With hooks, parallel(nthr, f, hooks) runs hooks.enter / hooks.leave on each thread.
 template <typename F>
-void parallel(int nthr, F &&f) {
+void parallel(int nthr, F &&f, const thread_hooks &hooks = {}) {
     using fn_t = std::remove_reference_t<F>;
     parallel_region(
         nthr, [](void *ctx, int ithr, int n) { (*static_cast<fn_t *>(ctx))(ithr, n); },
-        const_cast<void *>(static_cast<const void *>(&f)));
+        const_cast<void *>(static_cast<const void *>(&f)), hooks);
 }
 
 }  // namespace convgrad::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 namespace convgrad::detail {
 
@@ -11,5 +12,30 @@ namespace convgrad::detail {
 void *scratch_acquire(size_t bytes, size_t *capacity);
 /// Gives the block back to this thread's cache (or frees it).
 void scratch_release(void *p, size_t capacity);
+
+/// Typed per-thread scratch: `count` elements of T (at least one), 64-byte aligned, back to the
+/// cache of the thread that destroys it. Create it inside a parallel region's body (or an enter
+/// hook) to get memory that thread already touched; the elements are not initialized.
+template <typename T>
+class scratch_buffer {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
+                  "scratch holds plain data: no constructors or destructors run");
+
+public:
+    explicit scratch_buffer(size_t count)
+        : count_(count),
+          p_(static_cast<T *>(scratch_acquire((count ? count : 1) * sizeof(T), &capacity_))) {}
+    ~scratch_buffer() { scratch_release(p_, capacity_); }
+    scratch_buffer(const scratch_buffer &) = delete;
+    scratch_buffer &operator=(const scratch_buffer &) = delete;
+
+    T *data() const { return p_; }
+    size_t size() const { return count_; }
+    T &operator[](size_t i) const { return p_[i]; }
+
+private:
+    size_t count_, capacity_ = 0;
+    T *p_;
+};
 
 }  // namespace convgrad::detail

@@ -4,12 +4,18 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <new>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail {
 namespace {
@@ -80,6 +86,136 @@ TEST(Threading, ThreadCountAboveTheLimitIsAnError) {
     EXPECT_EQ(threads_for(1e12), max_thread_count);
     EXPECT_EQ(threads_for(10), 1);  // tiny work stays on the calling thread
     omp_set_num_threads(saved);
+}
+
+// Per-thread hooks (issue 8 item 5): enter and leave once per thread that takes part, leave
+// also after the body threw, and not after enter threw.
+struct hook_log {
+    std::atomic<int> enters{0}, leaves{0};
+    std::mutex mutex;
+    std::set<std::thread::id> entered;  // each thread once
+    std::atomic<int> repeated{0};
+};
+thread_local int hook_depth = 0;  // regions entered and not left on this thread
+
+thread_hooks counting_hooks(hook_log &log) {
+    thread_hooks h;
+    h.ctx = &log;
+    h.enter = [](void *ctx) {
+        auto &log = *static_cast<hook_log *>(ctx);
+        log.enters++;
+        hook_depth++;
+        std::lock_guard<std::mutex> lock(log.mutex);
+        if (!log.entered.insert(std::this_thread::get_id()).second) log.repeated++;
+    };
+    h.leave = [](void *ctx) {
+        static_cast<hook_log *>(ctx)->leaves++;
+        hook_depth--;
+    };
+    return h;
+}
+
+TEST(Threading, HooksRunOncePerThread) {
+    for (int nthr : {1, 2, 7}) {
+        hook_log log;
+        std::atomic<int> bodies{0}, bodies_inside_hooks{0};
+        parallel(
+            nthr,
+            [&](int, int) {
+                bodies++;
+                if (hook_depth == 1) bodies_inside_hooks++;
+            },
+            counting_hooks(log));
+        EXPECT_EQ(bodies.load(), nthr);
+        EXPECT_EQ(bodies_inside_hooks.load(), nthr) << "every call runs between its thread's enter and leave";
+        EXPECT_EQ(log.enters.load(), log.leaves.load());
+        // one pair per thread of the team, not per ithr
+        EXPECT_GE(log.enters.load(), 1);
+        EXPECT_LE(log.enters.load(), nthr);
+        EXPECT_EQ(log.repeated.load(), 0) << "a thread entered twice";
+        EXPECT_EQ(hook_depth, 0);
+    }
+}
+
+TEST(Threading, LeaveRunsAfterTheBodyThrew) {
+    for (int nthr : {1, 2}) {
+        hook_log log;
+        EXPECT_THROW(parallel(
+                         nthr, [](int ithr, int) { if (ithr == 0) throw std::runtime_error("body"); },
+                         counting_hooks(log)),
+                     std::runtime_error);
+        EXPECT_EQ(log.enters.load(), log.leaves.load()) << nthr << " threads";
+        EXPECT_GE(log.leaves.load(), 1);
+    }
+}
+
+TEST(Threading, FailedEnterSkipsBodyAndLeave) {
+    std::atomic<int> bodies{0}, leaves{0};
+    thread_hooks h;
+    h.ctx = &leaves;
+    h.enter = [](void *) { throw std::logic_error("enter"); };
+    h.leave = [](void *ctx) { (*static_cast<std::atomic<int> *>(ctx))++; };
+    for (int nthr : {1, 2}) {
+        EXPECT_THROW(parallel(nthr, [&](int, int) { bodies++; }, h), std::logic_error);
+    }
+    EXPECT_EQ(bodies.load(), 0);
+    EXPECT_EQ(leaves.load(), 0);
+}
+
+TEST(Threading, ThrowingLeaveIsRethrown) {
+    thread_hooks h;
+    h.leave = [](void *) { throw std::bad_alloc(); };
+    EXPECT_THROW(parallel(2, [](int, int) {}, h), std::bad_alloc);
+    EXPECT_THROW(parallel(1, [](int, int) {}, h), std::bad_alloc);
+}
+
+TEST(Threading, NestedRegionsNestTheirHooks) {
+    hook_log outer, inner;
+    std::atomic<int> max_depth{0};
+    parallel(
+        2,
+        [&](int, int) {
+            parallel(
+                3,
+                [&](int, int) {
+                    int d = hook_depth, seen = max_depth.load();
+                    while (d > seen && !max_depth.compare_exchange_weak(seen, d)) {
+                    }
+                },
+                counting_hooks(inner));
+        },
+        counting_hooks(outer));
+    EXPECT_EQ(max_depth.load(), 2) << "inner bodies run inside both regions' hooks";
+    EXPECT_EQ(outer.enters.load(), outer.leaves.load());
+    EXPECT_EQ(inner.enters.load(), inner.leaves.load());
+    EXPECT_EQ(inner.enters.load(), 2) << "each of the 2 outer calls enters its inner region once, on a team of one";
+    EXPECT_EQ(hook_depth, 0);
+}
+
+TEST(Threading, TypedScratchPerThread) {
+    // Each thread gets its own aligned block of the requested element count; the two threads'
+    // blocks, alive at once, do not overlap.
+    std::vector<uintptr_t> begin(2);
+    std::atomic<int> ready{0}, team{1};
+    parallel(2, [&](int ithr, int) {
+        team = omp_get_num_threads();
+        scratch_buffer<uint16_t> buf(1000);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.data()) % 64, 0u);
+        EXPECT_EQ(buf.size(), 1000u);
+        for (size_t i = 0; i < buf.size(); ++i) buf[i] = uint16_t(i + size_t(ithr));
+        begin[size_t(ithr)] = reinterpret_cast<uintptr_t>(buf.data());
+        ready++;
+        // (with a team of one the two calls run one after the other: nothing to wait for)
+        for (int spin = 0; ready.load() < 2 && spin < 1000000; ++spin) {
+        }
+        for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], uint16_t(i + size_t(ithr)));
+    });
+    if (team.load() >= 2) {
+        const uintptr_t lo = std::min(begin[0], begin[1]), hi = std::max(begin[0], begin[1]);
+        EXPECT_GE(hi - lo, 2000u) << "the blocks overlap";
+    }
+    scratch_buffer<double> empty(0);
+    EXPECT_NE(empty.data(), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// The AMX microkernel: C[M x N] (+)= sum over b of A_b[M x K] * B_b[K x N], with C in f32 and
+// A, B in bf16 (TDPBF16PS) or f16 (TDPFP16PS), on up to 32 x 32 of C per call.
+//
+// Operands (the packers in amx_pack.hpp write them):
+//   A_b: M rows of a packed panel, element (m, k) at A[b][m * lda + k], k < Kp, where Kp is K
+//        rounded up to even and the element at k = K (odd K) is zero.
+//   B_b: VNNI pairs [Kp / 2][ldb / 2][2]: element (k, n) at B[b][(k / 2) * ldb + 2 * n + k % 2],
+//        the pad row k = K (odd K) zero.
+//   C:   f32, element (m, n) at C[m * ldc + n]; `accumulate` adds to it, else it is overwritten.
+//
+// Blocking: four C tiles (2 x 2, each up to 16 x 16 f32), two A tiles and two B tiles, which is
+// all 8 tiles of palette 1. K runs in tile steps of 32 elements (16 pairs). M and N tails shrink
+// the tiles through the configuration; a K tail needs other A and B shapes, and since
+// ldtilecfg zeroes every tile, C is stored, the tail configuration loaded and C reloaded (exact:
+// f32 in, f32 out), once per call.
+//
+// Order of the sums (what the rounding model in the tests follows): for each batch item b in
+// order, the full K steps in order; then, with the tail configuration, the tail step of each b in
+// order. Each step is one TDPBF16PS / TDPFP16PS, whose own order amx_emulation.hpp spells out.
+//
+// The native path (amx_backend::native) runs the real instructions; it is compiled only when
+// the compiler accepts -mamx-tile -mamx-bf16 (and -mamx-fp16 for f16) and may run only where
+// amx_native_usable says so. The emulated path runs the same kernel source over
+// amx_emulation.hpp on any CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/amx/amx_tile_config.hpp"
+#include "threading/parallel.hpp"
+
+namespace convgrad::detail::amx {
+
+enum class amx_dot { bf16, f16 };
+enum class amx_backend { native, emulated };
+const char *to_string(amx_dot d);
+const char *to_string(amx_backend b);
+
+inline constexpr int ukernel_max_m = 32, ukernel_max_n = 32;
+inline constexpr int k_step = 32;  // elements of K per tile step
+
+struct ukernel_args {
+    int M = 0, N = 0, K = 0;             // 1 <= M, N <= 32; K >= 1
+    int batch = 1;                       // number of (A_b, B_b) pairs summed
+    const uint16_t *const *A = nullptr;  // batch pointers to A panels
+    const uint16_t *const *B = nullptr;  // batch pointers to B in VNNI pairs
+    int64_t lda = 0;                     // elements between rows of A; >= Kp
+    int64_t ldb = 0;                     // elements between pair rows of B; >= 2 * N
+    float *C = nullptr;
+    int64_t ldc = 0;  // elements between rows of C; >= N
+    bool accumulate = false;
+};
+
+/// K rounded up to even: the K extent of packed A and B.
+inline int64_t padded_k(int64_t K) {
+    return K + (K & 1);
+}
+
+/// Runs the microkernel. convgrad::error (invalid_arguments) for arguments outside the contract;
+/// (unimplemented) for the native backend when it is not built or not usable here.
+void ukernel(amx_backend backend, amx_dot dot, const ukernel_args &args);
+
+/// The native kernel for `dot` was compiled (the compiler knows the instructions).
+bool native_built(amx_dot dot);
+/// ... and this CPU has them and the OS granted tile data (within CONVGRAD_MAX_ISA).
+bool native_usable(amx_dot dot);
+/// Why native_usable(dot) is false ("" when it is true), for test skips and logs.
+const char *native_unusable_reason(amx_dot dot);
+
+/// Per-thread hooks for detail::parallel: on entry each thread loads the full 32 x 32 tile
+/// configuration (so the first ukernel call of a region usually finds its palette loaded), on
+/// exit it releases the tiles (TILERELEASE returns the thread to the init state, so the OS need
+/// not save 8 KB of tile data on every context switch after the region).
+thread_hooks thread_tile_hooks(amx_backend backend);
+
+/// The configuration ukernel loads for an M x N block with `pairs` K pairs per step
+/// (exposed for tests: every configuration the kernel builds must pass check_tile_config).
+tile_config ukernel_config(int M, int N, int pairs);
+
+}  // namespace convgrad::detail::amx

@@ -1,0 +1,137 @@
+// The microkernel on the real AMX instructions. This unit alone is compiled with -mamx-tile
+// -mamx-bf16 (and -mamx-fp16 when the compiler has it: GCC 12 does not); what the compiler
+// lacks is not built, and native_built() says so. Nothing here runs unless the caller checked
+// native_usable() (CPUID, XCR0 tile state and the OS permission, cpu_features.cpp).
+#include "kernels/amx/amx_ukernel_native.hpp"
+
+#include "convgrad/types.hpp"
+
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+#include <immintrin.h>
+
+#include "kernels/amx/amx_ukernel_impl.hpp"
+#define CONVGRAD_AMX_NATIVE_BF16 1
+#if defined(__AMX_FP16__)
+#define CONVGRAD_AMX_NATIVE_FP16 1
+#endif
+#endif
+
+namespace convgrad::detail::amx::native {
+
+#if defined(CONVGRAD_AMX_NATIVE_BF16)
+namespace {
+
+// GCC's tile intrinsics are macros that paste the tile number into the assembly text, so each
+// tile number must appear as a literal: these expand a compile-time T into one of 8 calls.
+#define CONVGRAD_EACH_TILE(T, CALL) \
+    if constexpr (T == 0)           \
+        CALL(0);                    \
+    else if constexpr (T == 1)      \
+        CALL(1);                    \
+    else if constexpr (T == 2)      \
+        CALL(2);                    \
+    else if constexpr (T == 3)      \
+        CALL(3);                    \
+    else if constexpr (T == 4)      \
+        CALL(4);                    \
+    else if constexpr (T == 5)      \
+        CALL(5);                    \
+    else if constexpr (T == 6)      \
+        CALL(6);                    \
+    else                            \
+        CALL(7)
+
+template <amx_dot Dot>
+struct native_tiles {
+    static void configure(const tile_config &cfg) {
+        // The thread's current configuration, as the hardware holds it (other code on this
+        // thread may have changed it since our last call); reloading zeroes the tiles, so only
+        // when it differs.
+        tile_config current;
+        _tile_storeconfig(&current);
+        if (!(current == cfg)) _tile_loadconfig(&cfg);
+    }
+    template <int T>
+    static void zero() {
+#define CONVGRAD_ZERO(t) _tile_zero(t)
+        CONVGRAD_EACH_TILE(T, CONVGRAD_ZERO);
+#undef CONVGRAD_ZERO
+    }
+    template <int T>
+    static void load(const void *base, int64_t stride_bytes) {
+#define CONVGRAD_LOAD(t) _tile_loadd(t, base, stride_bytes)
+        CONVGRAD_EACH_TILE(T, CONVGRAD_LOAD);
+#undef CONVGRAD_LOAD
+    }
+    template <int T>
+    static void store(void *base, int64_t stride_bytes) {
+#define CONVGRAD_STORE(t) _tile_stored(t, base, stride_bytes)
+        CONVGRAD_EACH_TILE(T, CONVGRAD_STORE);
+#undef CONVGRAD_STORE
+    }
+    // The four products of the 2 x 2 blocking (amx_ukernel_impl.hpp's tile numbers).
+    template <int C, int A, int B>
+    static void dot() {
+        static_assert((C == 0 && A == 4 && B == 6) || (C == 1 && A == 4 && B == 7) ||
+                      (C == 2 && A == 5 && B == 6) || (C == 3 && A == 5 && B == 7));
+#define CONVGRAD_FOUR_PRODUCTS(insn) \
+    if constexpr (C == 0)            \
+        insn(0, 4, 6);               \
+    else if constexpr (C == 1)       \
+        insn(1, 4, 7);               \
+    else if constexpr (C == 2)       \
+        insn(2, 5, 6);               \
+    else                             \
+        insn(3, 5, 7)
+        if constexpr (Dot == amx_dot::bf16) {
+            CONVGRAD_FOUR_PRODUCTS(_tile_dpbf16ps);
+        } else {
+#if defined(CONVGRAD_AMX_NATIVE_FP16)
+            CONVGRAD_FOUR_PRODUCTS(_tile_dpfp16ps);
+#endif
+        }
+#undef CONVGRAD_FOUR_PRODUCTS
+    }
+};
+
+}  // namespace
+#endif
+
+bool built(amx_dot dot) {
+#if defined(CONVGRAD_AMX_NATIVE_FP16)
+    (void)dot;
+    return true;
+#elif defined(CONVGRAD_AMX_NATIVE_BF16)
+    return dot == amx_dot::bf16;
+#else
+    (void)dot;
+    return false;
+#endif
+}
+
+void run(amx_dot dot, const ukernel_args &args) {
+#if defined(CONVGRAD_AMX_NATIVE_BF16)
+    if (dot == amx_dot::bf16) return ukernel_body<native_tiles<amx_dot::bf16>>(args).run();
+#if defined(CONVGRAD_AMX_NATIVE_FP16)
+    return ukernel_body<native_tiles<amx_dot::f16>>(args).run();
+#endif
+#endif
+    (void)args;
+    throw error(status::unimplemented, std::string("AMX microkernel: the native ") +
+                                           to_string(dot) + " kernel was not compiled");
+}
+
+void load_full_config() {
+#if defined(CONVGRAD_AMX_NATIVE_BF16)
+    const tile_config cfg = ukernel_config(ukernel_max_m, ukernel_max_n, k_step / 2);
+    _tile_loadconfig(&cfg);
+#endif
+}
+
+void release() {
+#if defined(CONVGRAD_AMX_NATIVE_BF16)
+    _tile_release();
+#endif
+}
+
+}  // namespace convgrad::detail::amx::native

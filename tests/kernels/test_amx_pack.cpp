@@ -1,0 +1,114 @@
+// The AMX packers (src/kernels/amx/amx_pack.hpp): round trips from every source type and
+// stride pattern, the zero pad of odd K, rounding to nearest even, bad input.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "convgrad/types.hpp"
+#include "core/float_convert.hpp"
+#include "kernels/amx/amx_pack.hpp"
+
+namespace convgrad::detail::amx {
+namespace {
+
+// Values exact in bf16 and in f16: small integers and halves.
+float exact_value(std::mt19937 &rng) {
+    return float(int(rng() % 33) - 16) * 0.5f;
+}
+
+struct source {
+    std::vector<float> f32;
+    std::vector<uint16_t> h;  // the same values as bf16 or f16
+    matrix_view view(data_type dt, int64_t rs, int64_t cs) const {
+        return {dt, dt == data_type::f32 ? static_cast<const void *>(f32.data()) : h.data(), rs,
+                cs};
+    }
+};
+
+source make_source(data_type dt, size_t n, std::mt19937 &rng) {
+    source s;
+    s.f32.resize(n);
+    s.h.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        s.f32[i] = exact_value(rng);
+        s.h[i] = dt == data_type::f16 ? float_to_f16(s.f32[i]) : float_to_bf16(s.f32[i]);
+    }
+    return s;
+}
+
+TEST(AmxPack, RoundTripsEveryTypeAndLayout) {
+    std::mt19937 rng(3);
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (amx_dot to : {amx_dot::bf16, amx_dot::f16})
+            for (int rows : {1, 5, 16, 33})
+                for (int64_t K : {1, 2, 7, 32, 33}) {
+                    const source src = make_source(dt, size_t(rows * K), rng);
+                    for (bool transposed : {false, true}) {  // (r, c) row-major, or column-major
+                        const int64_t rs = transposed ? 1 : K, cs = transposed ? rows : 1;
+                        // A: rows x K
+                        const int64_t lda = padded_k(K) + 6;
+                        std::vector<uint16_t> a(size_t(rows * lda), 0xffff);
+                        pack_a_panel(src.view(dt, rs, cs), rows, K, to, a.data(), lda);
+                        std::vector<float> back(size_t(rows * K));
+                        unpack_a_panel(a.data(), rows, K, to, lda, back.data());
+                        for (int m = 0; m < rows; ++m)
+                            for (int64_t k = 0; k < K; ++k)
+                                ASSERT_EQ(back[size_t(m * K + k)], src.f32[size_t(m * rs + k * cs)])
+                                    << to_string(dt) << " A " << m << "," << k;
+                        for (int m = 0; m < rows && (K & 1); ++m) {
+                            ASSERT_EQ(a[size_t(m * lda + K)], 0) << "pad of odd K";
+                        }
+                    }
+                    // B: K x N with N = rows (any N up to the tile width and beyond)
+                    const int N = rows;
+                    const source bsrc = make_source(dt, size_t(K * N), rng);
+                    for (bool transposed : {false, true}) {
+                        const int64_t rs = transposed ? 1 : N, cs = transposed ? K : 1;
+                        const int64_t ldb = 2 * N + 4;
+                        std::vector<uint16_t> b(size_t(padded_k(K) / 2 * ldb), 0xffff);
+                        pack_b_vnni(bsrc.view(dt, rs, cs), K, N, to, b.data(), ldb);
+                        std::vector<float> back(size_t(K * N));
+                        unpack_b_vnni(b.data(), K, N, to, ldb, back.data());
+                        for (int64_t k = 0; k < K; ++k)
+                            for (int n = 0; n < N; ++n)
+                                ASSERT_EQ(back[size_t(k * N + n)],
+                                          bsrc.f32[size_t(k * rs + n * cs)])
+                                    << to_string(dt) << " B " << k << "," << n;
+                        for (int n = 0; n < N && (K & 1); ++n) {
+                            ASSERT_EQ(b[size_t((K / 2) * ldb + 2 * n + 1)], 0)
+                                << "pad row of odd K";
+                        }
+                    }
+                }
+}
+
+TEST(AmxPack, RoundsToNearestEven) {
+    // 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties to even gives 1;
+    // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: gives 1 + 2^-6.
+    const float v[2] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f};
+    uint16_t a[2];
+    pack_a_panel({data_type::f32, v, 2, 1}, 1, 2, amx_dot::bf16, a, 2);
+    EXPECT_EQ(bf16_to_float(a[0]), 1.0f);
+    EXPECT_EQ(bf16_to_float(a[1]), 1.0f + 0x1p-6f);
+    // f16: 1 + 2^-11 ties to 1.
+    const float w[2] = {1.0f + 0x1p-11f, 3.0f};
+    pack_a_panel({data_type::f32, w, 2, 1}, 1, 2, amx_dot::f16, a, 2);
+    EXPECT_EQ(f16_to_float(a[0]), 1.0f);
+    EXPECT_EQ(f16_to_float(a[1]), 3.0f);
+}
+
+TEST(AmxPack, BadInputIsAnError) {
+    float v[4] = {};
+    uint16_t out[8];
+    EXPECT_THROW(pack_a_panel({data_type::s32, v, 1, 1}, 1, 1, amx_dot::bf16, out, 2), error);
+    EXPECT_THROW(pack_a_panel({data_type::f32, nullptr, 1, 1}, 1, 1, amx_dot::bf16, out, 2), error);
+    EXPECT_THROW(pack_a_panel({data_type::f32, v, 3, 1}, 1, 3, amx_dot::bf16, out, 3),
+                 error);  // lda < 4
+    EXPECT_THROW(pack_b_vnni({data_type::f32, v, 2, 1}, 2, 2, amx_dot::bf16, out, 3),
+                 error);  // ldb < 4
+    EXPECT_THROW(pack_b_vnni({data_type::f32, v, 2, 1}, 0, 2, amx_dot::bf16, out, 4), error);
+}
+
+}  // namespace
+}  // namespace convgrad::detail::amx
