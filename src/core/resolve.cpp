@@ -615,6 +615,7 @@ resolved_op resolver::run() {
         err_.fail(status::invalid_data_type, out_subject(), "data type must equal the inputs'",
                   to_string(dt), to_string(r_.outputs[0].dtype()));
     r_.prob.dt = dt;
+    r_.prob.math_dt = dt;  // strict; a graph's fpmath_mode may lower it (graph.cpp)
 
     // Rank from the data input(s).
     const int data_in = roles_.src >= 0 ? roles_.src : roles_.dst;
