@@ -9,6 +9,7 @@
 
 #include "convgrad/convgrad.hpp"
 #include "core/float_convert.hpp"
+#include "core/tensor_index.hpp"
 
 namespace convgrad::fuzz {
 
@@ -23,14 +24,7 @@ struct exact_buffer {
     explicit exact_buffer(const logical_tensor &l) : lt(l), bytes(l.size_bytes()) {}
     tensor as_tensor() { return tensor(lt, bytes.empty() ? nullptr : bytes.data()); }
 
-    dim_t offset(dim_t logical) const {
-        dim_t off = 0;
-        for (size_t d = lt.shape().size(); d-- > 0;) {
-            off += (logical % lt.shape()[d]) * lt.strides()[d];
-            logical /= lt.shape()[d];
-        }
-        return off;
-    }
+    dim_t offset(dim_t logical) const { return detail::offset_of_logical(lt.shape(), lt.strides(), logical); }
     double get(dim_t i) const {
         const dim_t o = offset(i);
         switch (lt.dtype()) {
