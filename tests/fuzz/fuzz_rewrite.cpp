@@ -8,7 +8,7 @@
 #include "desc.hpp"
 #include "core/checked.hpp"
 #include "fuzz_util.hpp"
-#include "io/rewrite.hpp"
+#include "rewrite.hpp"
 
 using namespace convgrad;
 
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t pos = 0;
     const std::string in_shapes = line(s, pos), op_attrs = line(s, pos), mb = line(s, pos),
                       dt = line(s, pos), desc = line(s, pos);
-    io::rewrite_options o;
+    tool::rewrite_options o;
     o.in_shapes = in_shapes;
     o.op_attrs = op_attrs;
     dim_t v = 0;
@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int which : {0, 1}) {
         try {
             json::document d = base_doc(which);
-            io::apply_rewrite(d, o);
+            tool::apply_rewrite(d, o);
             compile_and_run(d.ops[0]);
         } catch (const error &) {
         }
