@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -99,17 +100,30 @@ inline uint64_t hash_values(const std::vector<double> &v) {
 }
 
 /// One problem of a sweep, with what replaying it needs: its inputs' seeds and the hash of the
-/// reference output (outputs of the bigger problems are too large to keep for every row).
+/// reference output (outputs of the bigger problems are too large to keep for every row). The
+/// reference runs when a row first needs it, once per process.
 struct swept_case {
     detail::resolved_op r;
     std::string text;
     std::vector<uint64_t> input_seeds;
-    uint64_t want_hash = 0;
     int nthr = 1;  // OpenMP threads the kernels run with
+
+    uint64_t want_hash() const {
+        if (!want_hash_) {
+            std::vector<tensor_buffer> in = int_inputs(r, input_seeds);
+            tensor_buffer ref(r.outputs[0]);
+            run_poisoned(r, detail::reference_impl().create, in, ref);
+            want_hash_ = hash_values(ref.values());
+        }
+        return *want_hash_;
+    }
+
+  private:
+    mutable std::optional<uint64_t> want_hash_;
 };
 
-/// `count` cases from `make(rng, iter)` (returning {op, text}), each resolved, given seeded
-/// inputs and run once on the reference. `threads(iter)` gives the kernels' thread count.
+/// `count` cases from `make(rng)` (returning {op, text}), each resolved and given seeded inputs.
+/// `threads(iter)` gives the kernels' thread count.
 template <class MakeCase, class Threads>
 std::vector<swept_case> reference_sweep(uint64_t seed, int count, MakeCase &&make,
                                         Threads &&threads) {
@@ -126,10 +140,6 @@ std::vector<swept_case> reference_sweep(uint64_t seed, int count, MakeCase &&mak
             continue;
         }
         for (size_t i = 0; i < c.r.inputs.size(); ++i) c.input_seeds.push_back(rng());
-        std::vector<tensor_buffer> in = int_inputs(c.r, c.input_seeds);
-        tensor_buffer ref(c.r.outputs[0]);
-        run_poisoned(c.r, detail::reference_impl().create, in, ref);
-        c.want_hash = hash_values(ref.values());
         c.nthr = threads(iter);
         cases.push_back(std::move(c));
     }
@@ -151,7 +161,7 @@ inline int check_row(const detail::impl_desc &row, create_fn create,
         omp_set_num_threads(saved_threads);
         ++runs;
         const std::vector<double> have = got.values();
-        if (hash_values(have) == c.want_hash) continue;
+        if (hash_values(have) == c.want_hash()) continue;
         tensor_buffer ref(c.r.outputs[0]);  // recomputed only to say how many values differ
         run_poisoned(c.r, detail::reference_impl().create, in, ref);
         const std::vector<double> want = ref.values();
