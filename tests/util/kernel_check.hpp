@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <optional>
