@@ -1,4 +1,4 @@
-// THE kernel inventory: every optimized kernel, one row each, in dispatch order (the first row
+// The kernel inventory: every optimized kernel, one row each, in dispatch order (the first row
 // whose features are present, that serves the direction and data type, is not disabled by
 // CONVGRAD_DISABLE and does not decline the problem takes it; the reference comes after all).
 // docs/kernels.md says how to add a row.
