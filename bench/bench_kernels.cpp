@@ -1,5 +1,7 @@
-// Every kernel of the dispatch list on each benchmark problem it accepts (and the reference on
-// small ones), timed on the internal kernel interface. Threads: OMP_NUM_THREADS.
+// Every row of the kernel inventory (kernels/inventory.cpp) on each benchmark problem it accepts
+// (and the reference on small ones), timed on the internal kernel interface: a new row gets its
+// benchmark rows here without code. Rows whose CPU features are missing are skipped (listed on
+// stderr). Threads: OMP_NUM_THREADS.
 //   convgrad_bench_kernels [--problem=<Kind>:<desc>[:bf16][:bias]]... [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -19,7 +21,8 @@ namespace {
 // The reference takes seconds beyond this many multiply-adds.
 constexpr double max_reference_macs = 1e8;
 
-void run_kernel(benchmark::State &state, const bench::bench_problem *p, const detail::impl_desc *impl) {
+void run_kernel(benchmark::State &state, const bench::bench_problem *p,
+                const detail::impl_desc *impl) {
     bench::problem_buffers buf(p->r);
     const auto k = impl->create(p->r.prob);
     const detail::conv_args args = buf.args(p->r);
@@ -41,14 +44,25 @@ int main(int argc, char **argv) {
     const int threads = omp_get_max_threads();
     benchmark::AddCustomContext("threads", std::to_string(threads));
     benchmark::AddCustomContext("effective_isa", detail::to_string(detail::effective_isa()));
-    benchmark::AddCustomContext("fma_peak_gflops", std::to_string(bench::measure_fma_peak_gflops(threads)));
+    benchmark::AddCustomContext("fma_peak_gflops",
+                                std::to_string(bench::measure_fma_peak_gflops(threads)));
 
+    for (const auto &impl : detail::impl_list())
+        if (!detail::isa_available(impl.isa))
+            std::fprintf(
+                stderr, "%s: skipped, this CPU (or CONVGRAD_MAX_ISA) lacks %s\n", impl.name,
+                detail::cpu_features::from_missing(impl.needs(), detail::effective_features())
+                    .to_string()
+                    .c_str());
     for (const auto &p : problems) {
         for (const auto &impl : detail::impl_list()) {
             const bool is_ref = impl.create == detail::reference_impl().create;
-            if (!detail::isa_available(impl.isa) || !impl.why_not(p.r.prob).empty()) continue;
+            if (!detail::isa_available(impl.isa) || !impl.serves(p.r.prob).empty() ||
+                !impl.why_not(p.r.prob).empty())
+                continue;
             if (is_ref && p.r.prob.macs() > max_reference_macs) continue;
-            benchmark::RegisterBenchmark((std::string(impl.name) + "/" + p.label).c_str(), run_kernel, &p, &impl)
+            benchmark::RegisterBenchmark((std::string(impl.name) + "/" + p.label).c_str(),
+                                         run_kernel, &p, &impl)
                 ->UseRealTime()
                 ->Unit(benchmark::kMillisecond);
         }

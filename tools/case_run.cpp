@@ -35,7 +35,7 @@ std::string fmt(const char *f, double v) {
 
 case_result run_case(const json::document &doc_in, const case_options &o, std::ostream &out, bool detail) {
     json::document doc = doc_in;
-    for (const auto &note : io::apply_rewrite(doc, o.rewrite))
+    for (const auto &note : apply_rewrite(doc, o.rewrite))
         if (detail) out << "note: " << note << "\n";
 
     graph_runner runner(doc, o.impl);

@@ -7,12 +7,12 @@
 #include <utility>
 #include <vector>
 
-#include "io/rewrite.hpp"
+#include "rewrite.hpp"
 
 namespace convgrad::tool {
 
 struct case_options {
-    io::rewrite_options rewrite;
+    rewrite_options rewrite;
     std::vector<std::pair<size_t, std::string>> input_files;   // --input ID=FILE.npy
     std::vector<std::pair<size_t, std::string>> output_files;  // --output ID=FILE.npy
     bool check = false;

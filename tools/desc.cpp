@@ -1,10 +1,10 @@
 #include "desc.hpp"
 
-#include "core/checked.hpp"
-
 #include <cctype>
 #include <map>
 #include <sstream>
+
+#include "core/checked.hpp"
 
 namespace convgrad::tool {
 
@@ -37,6 +37,50 @@ std::string conv_desc::str(bool with_mb) const {
     return os.str();
 }
 
+namespace {
+
+// A descriptor value in int64 arithmetic that throws on overflow (through detail::checked_*), so
+// that the size formulas below read as formulas.
+struct ck {
+    dim_t v;
+};
+ck operator+(ck a, ck b) {
+    return {detail::checked_add(a.v, b.v, "a size the descriptor implies")};
+}
+ck operator-(ck a, ck b) {
+    return {detail::checked_sub(a.v, b.v, "a size the descriptor implies")};
+}
+ck operator*(ck a, ck b) {
+    return {detail::checked_mul(a.v, b.v, "a size the descriptor implies")};
+}
+const ck one{1};
+
+// One spatial axis: sets the output size (or end pad) the others imply and returns whether the
+// sizes agree. Values are checked positive (pads, dilation >= 0) before.
+bool resolve_axis(conv_desc &d, int a, bool deconv, bool o_given, bool pe_given, dim_t o,
+                  dim_t pe) {
+    const ck i{d.i[a]}, k{d.k[a]}, s{d.s[a]}, dl{d.dl[a]}, pb{d.pb[a]};
+    const ck ke = (k - one) * (dl + one) + one;
+    d.pe[a] = pe_given ? pe : d.pb[a];
+    if (o_given) {
+        d.o[a] = o;
+        if (!pe_given) {  // the end pad the output size implies
+            d.pe[a] =
+                deconv ? ((i - one) * s + ke - pb - ck{o}).v : ((ck{o} - one) * s + ke - pb - i).v;
+            if (d.pe[a] < 0 && !deconv) d.pe[a] = 0;  // rows beyond the last window
+        }
+    } else {
+        d.o[a] = deconv ? ((i - one) * s + ke - pb - ck{d.pe[a]}).v
+                        : (i + pb + ck{d.pe[a]} - ke).v / s.v + 1;
+    }
+    if (d.o[a] < 1 || d.pe[a] < 0) return true;  // reported by the caller
+    const dim_t big = deconv ? d.o[a] : d.i[a], small = deconv ? d.i[a] : d.o[a];
+    const ck padded = ck{big} + pb + ck{d.pe[a]};
+    return padded.v >= ke.v && (padded - ke).v / s.v + 1 == small;
+}
+
+}  // namespace
+
 conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
     conv_desc d;
     std::map<std::string, dim_t> kv;
@@ -46,10 +90,12 @@ conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
             ++p;
             continue;
         }
-        if (text[p] == 'n' && (p + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[p + 1])))) {
+        if (text[p] == 'n' &&
+            (p + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[p + 1])))) {
             // name: n"text" or nTEXT up to the end
             std::string rest = text.substr(p + 1);
-            if (rest.size() >= 2 && rest.front() == '"' && rest.back() == '"') rest = rest.substr(1, rest.size() - 2);
+            if (rest.size() >= 2 && rest.front() == '"' && rest.back() == '"')
+                rest = rest.substr(1, rest.size() - 2);
             d.name = rest;
             break;
         }
@@ -59,9 +105,9 @@ conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
         size_t r = q;
         while (r < text.size() && std::isdigit(static_cast<unsigned char>(text[r]))) ++r;
         if (key.empty() || r == q) bad(text, "expected KEYnumber at offset " + std::to_string(p));
-        static const char *known[] = {"g",  "mb", "ic", "id", "ih",  "iw",  "oc",  "od", "oh", "ow",
-                                      "kd", "kh", "kw", "sd", "sh",  "sw",  "dd",  "dh", "dw", "pd",
-                                      "ph", "pw", "ped", "peh", "pew"};
+        static const char *known[] = {"g",  "mb", "ic", "id", "ih",  "iw",  "oc", "od", "oh",
+                                      "ow", "kd", "kh", "kw", "sd",  "sh",  "sw", "dd", "dh",
+                                      "dw", "pd", "ph", "pw", "ped", "peh", "pew"};
         bool ok = false;
         for (const char *k : known) ok |= key == k;
         if (!ok) bad(text, "unknown key '" + key + "'");
@@ -104,33 +150,27 @@ conv_desc parse_desc(const std::string &text, bool deconv, bool empty_batch) {
         d.s[a] = axis_val("s", 1);
         d.dl[a] = axis_val("d", 0);
         d.pb[a] = axis_val("p", 0);
-        const dim_t ke = (d.k[a] - 1) * (d.dl[a] + 1) + 1;
         if (d.i[a] < 1 || d.k[a] < 1 || d.s[a] < 1 || d.dl[a] < 0 || d.pb[a] < 0)
             bad(text, "sizes, kernels and strides must be positive, pads and dilations >= 0");
-        const bool o_given = has("o" + n) || has("o" + first);
-        if (has("pe" + n)) {
-            d.pe[a] = kv.at("pe" + n);
+        bool consistent = false;
+        try {
+            consistent = resolve_axis(d, a, deconv, has("o" + n) || has("o" + first), has("pe" + n),
+                                      axis_val("o", 1), has("pe" + n) ? kv.at("pe" + n) : 0);
+        } catch (const error &e) {
+            // The values are user input: a size they imply that does not fit int64 is a bad
+            // descriptor, not a wrapped size.
+            if (e.code() != status::out_of_memory) throw;
+            bad(text, std::string("sizes along ") + axis_names[a] + " overflow 64-bit integers (" +
+                          e.what() + ")");
         }
-        if (o_given) {
-            d.o[a] = axis_val("o", 1);
-            if (!has("pe" + n)) {
-                // End pad implied by the output size.
-                d.pe[a] = deconv ? (d.i[a] - 1) * d.s[a] + ke - d.pb[a] - d.o[a]
-                                 : (d.o[a] - 1) * d.s[a] + ke - d.pb[a] - d.i[a];
-                if (d.pe[a] < 0 && !deconv) d.pe[a] = 0;  // rows beyond the last window
-            }
-        } else {
-            if (!has("pe" + n)) d.pe[a] = d.pb[a];
-            d.o[a] = deconv ? (d.i[a] - 1) * d.s[a] + ke - d.pb[a] - d.pe[a]
-                            : (d.i[a] + d.pb[a] + d.pe[a] - ke) / d.s[a] + 1;
-        }
-        if (d.o[a] < 1) bad(text, std::string("output size o") + axis_names[a] + " is not positive");
+        if (d.o[a] < 1)
+            bad(text, std::string("output size o") + axis_names[a] + " is not positive");
         if (d.pe[a] < 0)
             bad(text, std::string("sizes along ") + axis_names[a] +
                           " are inconsistent (negative end pad " + std::to_string(d.pe[a]) + ")");
-        const dim_t big = deconv ? d.o[a] : d.i[a], small = deconv ? d.i[a] : d.o[a];
-        if ((big + d.pb[a] + d.pe[a] - ke) / d.s[a] + 1 != small)
-            bad(text, std::string("sizes along ") + axis_names[a] + " do not satisfy o = (i + pb + pe - ke)/s + 1");
+        if (!consistent)
+            bad(text, std::string("sizes along ") + axis_names[a] +
+                          " do not satisfy o = (i + pb + pe - ke)/s + 1");
     }
     return d;
 }
@@ -158,14 +198,18 @@ op make_op(op_kind kind, const conv_desc &d, data_type dt, bool ncx) {
         .set_attr("dilations", dil)
         .set_attr("groups", int64_t(d.g))
         .set_attr("data_format", std::string(ncx ? "NCX" : "NXC"))
-        .set_attr("weights_format", std::string(ncx ? (deconv ? "IOX" : "OIX") : (deconv ? "XOI" : "XIO")));
+        .set_attr("weights_format",
+                  std::string(ncx ? (deconv ? "IOX" : "OIX") : (deconv ? "XOI" : "XIO")));
     const dims src = data_shape(d.ic, d.i), dst = data_shape(d.oc, d.o);
     // Conv XIO: [K.., IC/G, OC], OIX: [OC, IC/G, K..]; ConvTranspose XOI: [K.., OC/G, IC],
     // IOX: [IC, OC/G, K..].
     dims wei = ncx ? dims{} : sp(d.k);
-    if (ncx) wei = deconv ? dims{d.ic, d.oc / d.g} : dims{d.oc, d.ic / d.g};
-    else if (deconv) wei.push_back(d.oc / d.g), wei.push_back(d.ic);
-    else wei.push_back(d.ic / d.g), wei.push_back(d.oc);
+    if (ncx)
+        wei = deconv ? dims{d.ic, d.oc / d.g} : dims{d.oc, d.ic / d.g};
+    else if (deconv)
+        wei.push_back(d.oc / d.g), wei.push_back(d.ic);
+    else
+        wei.push_back(d.ic / d.g), wei.push_back(d.oc);
     if (ncx)
         for (dim_t x : sp(d.k)) wei.push_back(x);
     auto lt = [&](size_t id, const dims &s) { return logical_tensor(id, dt, s); };
@@ -191,9 +235,11 @@ double terms_per_output(op_kind kind, const std::string &problem_desc) {
     const double ksp = double(c.k[0]) * double(c.k[1]) * double(c.k[2]);
     switch (kind) {
         case op_kind::Convolution:
-        case op_kind::ConvTransposeBackwardData: return double(c.ic / c.g) * ksp;
+        case op_kind::ConvTransposeBackwardData:
+            return double(c.ic / c.g) * ksp;
         case op_kind::ConvolutionBackwardData:
-        case op_kind::ConvTranspose: return double(c.oc / c.g) * ksp;
+        case op_kind::ConvTranspose:
+            return double(c.oc / c.g) * ksp;
         case op_kind::ConvolutionBackwardWeights:
         case op_kind::ConvTransposeBackwardWeights:
             return double(c.mb) * double(c.o[0]) * double(c.o[1]) * double(c.o[2]);

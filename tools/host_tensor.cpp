@@ -5,6 +5,7 @@
 
 #include "core/float_convert.hpp"
 #include "core/op_error.hpp"
+#include "core/tensor_index.hpp"
 
 namespace convgrad::tool {
 
@@ -22,13 +23,7 @@ host_tensor::host_tensor(const logical_tensor &lt) : lt_(lt) {
 }
 
 dim_t host_tensor::offset_of(dim_t logical) const {
-    dim_t off = 0;
-    const dims &sh = lt_.shape(), &st = lt_.strides();
-    for (size_t d = sh.size(); d-- > 0;) {
-        off += (logical % sh[d]) * st[d];
-        logical /= sh[d];
-    }
-    return off;
+    return detail::offset_of_logical(lt_.shape(), lt_.strides(), logical);
 }
 
 double host_tensor::get(dim_t logical) const {

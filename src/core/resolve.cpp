@@ -109,7 +109,17 @@ private:
     void infer_fwd();
     void infer_bwd_data();
     void infer_bwd_weights();
-    dims shape_from_input_or_attr(const char *attr_name, bool &found);
+    /// A shape the user gave for the output, and where it came from (for messages).
+    struct given_shape {
+        dims shape;
+        std::string subject;
+        bool found = false;
+    };
+    given_shape shape_from_input_or_attr(const char *attr_name);
+    given_shape given_output_shape(const char *attr_name);
+    dim_t kernel_extent(int j) const;  // (K-1)*dilation+1, checked
+    dim_t big_size(int j, dim_t small, dim_t output_padding, const char *what) const;
+    void check_output_padding(const dims &output_padding) const;
     void set_output(const dims &shape);
     void check_output_matches(const dims &inferred);
     void finish_problem();
@@ -263,7 +273,7 @@ void resolver::resolve_pads(const dims &big) {
         dim_t total = 0;
         if (a_.auto_pad != auto_pad_kind::valid) {
             const dim_t s = a_.strides[j];
-            const dim_t ke = checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
+            const dim_t ke = kernel_extent(j);
             // SEMANTICS §4: the ConvTranspose family pads as the ConvTranspose forward does.
             const dim_t rem = ct ? 0 : big[j] % s;
             total = std::max<dim_t>(ke - (rem == 0 ? s : rem), 0);
@@ -337,10 +347,8 @@ void resolver::set_output(const dims &shape) {
     }
 }
 
-// The s32 shape input's values when known at compile time, else the attribute; `found` says
-// whether either was there.
-dims resolver::shape_from_input_or_attr(const char *attr_name, bool &found) {
-    found = true;
+// The s32 shape input's values when known at compile time, else the attribute (SEMANTICS §5).
+resolver::given_shape resolver::shape_from_input_or_attr(const char *attr_name) {
     if (r_.inputs.size() == 3) {
         const logical_tensor &sh = r_.inputs[2];
         if (sh.ndims() >= 0 && sh.has_known_shape() &&
@@ -351,17 +359,46 @@ dims resolver::shape_from_input_or_attr(const char *attr_name, bool &found) {
             if (int(sh.values()->size()) != rank_)
                 shape_fail(in_subject(2), "needs one value per output dim", str(rank_),
                            str(sh.values()->size()));
-            return *sh.values();
+            return {*sh.values(), in_subject(2), true};
         }
     }
     if (a_.shape_attr) {
         if (int(a_.shape_attr->size()) != rank_)
             shape_fail(op_error::attr_subject(attr_name), "needs one value per output dim",
                        str(rank_), str(a_.shape_attr->size()));
-        return *a_.shape_attr;
+        return {*a_.shape_attr, op_error::attr_subject(attr_name), true};
     }
-    found = false;
-    return {};
+    return {{}, op_error::attr_subject(attr_name), false};
+}
+
+// The output's shape when the output tensor has one, else the shape input or attribute: the
+// order of SEMANTICS §5 for the ops whose output shape cannot be inferred from the inputs alone.
+resolver::given_shape resolver::given_output_shape(const char *attr_name) {
+    const logical_tensor &out = r_.outputs[0];
+    if (out.has_known_shape()) return {out.shape(), out_subject(), true};
+    return shape_from_input_or_attr(attr_name);
+}
+
+dim_t resolver::kernel_extent(int j) const {
+    return checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
+}
+
+// The big side's size along axis j that a small side of `small` implies (the ConvTranspose
+// forward's output size): stride*(small-1) + (K-1)*dilation+1 - pads_begin - pads_end +
+// output_padding, checked; `what` names the size in an overflow message.
+dim_t resolver::big_size(int j, dim_t small, dim_t output_padding, const char *what) const {
+    dim_t y = checked_mul(a_.strides[j], small - 1, what);
+    y = checked_add(y, kernel_extent(j), what);
+    y = checked_sub(y, checked_add(r_.pads_begin[j], r_.pads_end[j], "pads"), what);
+    return checked_add(y, output_padding, what);
+}
+
+void resolver::check_output_padding(const dims &output_padding) const {
+    for (int j = 0; j < S_; ++j)
+        if (output_padding[j] >= a_.strides[j])
+            err_.fail(status::invalid_shape, op_error::attr_subject("output_padding"),
+                      "must be smaller than the stride on every axis",
+                      "< " + to_string(a_.strides), to_string(output_padding));
 }
 
 // Convolution and ConvTransposeBackwardData: src (big) and weights known, dst inferred.
@@ -379,11 +416,7 @@ void resolver::infer_fwd() {
     c_dst_ = w_o_;
     resolve_pads(big_);
     if (o_.kind() == op_kind::ConvTransposeBackwardData && a_.output_padding)
-        for (int j = 0; j < S_; ++j)
-            if ((*a_.output_padding)[j] >= a_.strides[j])
-                err_.fail(status::invalid_shape, op_error::attr_subject("output_padding"),
-                          "must be smaller than the stride on every axis",
-                          "< " + to_string(a_.strides), to_string(*a_.output_padding));
+        check_output_padding(*a_.output_padding);
     small_.resize(S_);
     for (int j = 0; j < S_; ++j) {
         small_[j] = small_size(j, big_[j]);
@@ -417,17 +450,10 @@ void resolver::infer_bwd_data() {
 
     if (o_.kind() == op_kind::ConvTranspose) {
         resolve_pads({});
+        check_output_padding(op);
         big_.resize(S_);
         for (int j = 0; j < S_; ++j) {
-            if (op[j] >= a_.strides[j])
-                err_.fail(status::invalid_shape, op_error::attr_subject("output_padding"),
-                          "must be smaller than the stride on every axis",
-                          "< " + to_string(a_.strides), to_string(op));
-            const dim_t ke = checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
-            dim_t y = checked_mul(a_.strides[j], small_[j] - 1, "output size");
-            y = checked_add(y, ke, "output size");
-            y = checked_sub(y, checked_add(r_.pads_begin[j], r_.pads_end[j], "pads"), "output size");
-            y = checked_add(y, op[j], "output size");
+            const dim_t y = big_size(j, small_[j], op[j], "output size");
             if (y < 1)
                 shape_fail(in_subject(roles_.dst),
                            "spatial axis " + str(j) +
@@ -444,20 +470,10 @@ void resolver::infer_bwd_data() {
 
     // ConvolutionBackwardData: diff_src from the output tensor, the dst_shape input, the
     // dst_shape attribute, or output_padding, in that order (SEMANTICS §5).
-    const logical_tensor &out = r_.outputs[0];
-    dims given;
-    std::string given_subject;
-    bool found = false;
-    if (out.has_known_shape()) {
-        given = out.shape();
-        given_subject = out_subject();
-        found = true;
-    } else {
-        given = shape_from_input_or_attr("dst_shape", found);
-        given_subject = r_.inputs.size() == 3 && r_.inputs[2].values() ? in_subject(2)
-                                                                        : op_error::attr_subject("dst_shape");
-    }
-    if (found) {
+    const given_shape gs = given_output_shape("dst_shape");
+    const dims &given = gs.shape;
+    const std::string &given_subject = gs.subject;
+    if (gs.found) {
         if (int(given.size()) != rank_)
             shape_fail(given_subject, "diff_src rank must equal the diff_dst rank", str(rank_),
                        str(given.size()));
@@ -483,11 +499,7 @@ void resolver::infer_bwd_data() {
         resolve_pads({});
         big_.resize(S_);
         for (int j = 0; j < S_; ++j) {
-            const dim_t ke = checked_add(checked_mul(ksz_[j] - 1, a_.dilations[j], "kernel"), 1, "kernel");
-            dim_t x = checked_mul(a_.strides[j], small_[j] - 1, "diff_src size");
-            x = checked_add(x, ke, "diff_src size");
-            x = checked_sub(x, checked_add(r_.pads_begin[j], r_.pads_end[j], "pads"), "diff_src size");
-            x = checked_add(x, op[j], "diff_src size");
+            const dim_t x = big_size(j, small_[j], op[j], "diff_src size");
             if (x < 1)
                 shape_fail(out_subject(),
                            "spatial axis " + str(j) + ": inferred diff_src size must be positive",
@@ -513,20 +525,10 @@ void resolver::infer_bwd_weights() {
     c_dst_ = dst.c;
     big_ = src.sp;
     small_ = dst.sp;
-    const logical_tensor &out = r_.outputs[0];
-    dims w;
-    std::string subject;
-    bool found = false;
-    if (out.has_known_shape()) {
-        w = out.shape();
-        subject = out_subject();
-        found = true;
-    } else {
-        w = shape_from_input_or_attr("weights_shape", found);
-        subject = r_.inputs.size() == 3 && r_.inputs[2].values() ? in_subject(2)
-                                                                  : op_error::attr_subject("weights_shape");
-    }
-    if (!found)
+    const given_shape gs = given_output_shape("weights_shape");
+    const dims &w = gs.shape;
+    const std::string &subject = gs.subject;
+    if (!gs.found)
         err_.fail(status::invalid_shape, out_subject(),
                   "the diff_weights shape must be given: output tensor shape, weights_shape input "
                   "values at compile time, or the weights_shape attribute");
@@ -542,11 +544,7 @@ void resolver::infer_bwd_weights() {
                        " of diff_weights",
                    str(G_ * w_i_) + " (groups " + str(G_) + ")", str(c_src_));
     if (o_.kind() == op_kind::ConvTransposeBackwardWeights && a_.output_padding)
-        for (int j = 0; j < S_; ++j)
-            if ((*a_.output_padding)[j] >= a_.strides[j])
-                err_.fail(status::invalid_shape, op_error::attr_subject("output_padding"),
-                          "must be smaller than the stride on every axis",
-                          "< " + to_string(a_.strides), to_string(*a_.output_padding));
+        check_output_padding(*a_.output_padding);
     resolve_pads(big_);
     check_relation(big_, small_, in_subject(roles_.dst));
     check_output_matches(w);

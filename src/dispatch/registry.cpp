@@ -2,23 +2,26 @@
 
 #include <cstdlib>
 
-#include "dispatch/impl_list.hpp"
 #include "ref/ref_conv.hpp"
 
 namespace convgrad::detail {
 namespace {
 
 class ref_kernel final : public kernel {
-public:
+  public:
     explicit ref_kernel(const conv_problem &p) : p_(p) {}
     void execute(const conv_args &args) const override { ref_conv_execute(p_, args); }
 
-private:
+  private:
     conv_problem p_;
 };
 
-std::string ref_accepts(const conv_problem &) { return {}; }
-std::unique_ptr<kernel> ref_create(const conv_problem &p) { return std::make_unique<ref_kernel>(p); }
+std::string ref_accepts(const conv_problem &) {
+    return {};
+}
+std::unique_ptr<kernel> ref_create(const conv_problem &p) {
+    return std::make_unique<ref_kernel>(p);
+}
 
 // CONVGRAD_DISABLE: comma-separated kernel name prefixes ("gemm", "direct_brgemm:avx512") that
 // dispatch passes over, to measure a problem with and without a kernel. Read at every dispatch
@@ -41,13 +44,20 @@ bool disabled_by_env(const char *name) {
 }  // namespace
 
 const impl_desc &reference_impl() {
-    static const impl_desc ref{"ref:any", cpu_isa::generic, ref_accepts, ref_create};
+    static const impl_desc ref{.name = "ref:any",
+                               .directions = all_directions,
+                               .dtypes = all_float_types,
+                               .isa = cpu_isa::generic,
+                               .tile = {1, 0},
+                               .cannot = ref_accepts,
+                               .why_not = ref_accepts,
+                               .create = ref_create};
     return ref;
 }
 
 const std::vector<impl_desc> &impl_list() {
     static const std::vector<impl_desc> list = [] {
-        std::vector<impl_desc> v = optimized_impls();
+        std::vector<impl_desc> v = kernel_inventory();
         v.push_back(reference_impl());
         return v;
     }();
@@ -62,10 +72,10 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
         return r;
     }
     for (const impl_desc &d : impl_list()) {
-        const cpu_features needs = features_of(d.isa);
+        const cpu_features needs = d.needs();
         if (!available.contains(needs)) {
-            r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) + ", this CPU (or " +
-                                 "CONVGRAD_MAX_ISA) lacks " +
+            r.refusals.push_back(std::string(d.name) + ": needs " + to_string(d.isa) +
+                                 ", this CPU (or " + "CONVGRAD_MAX_ISA) lacks " +
                                  cpu_features::from_missing(needs, available).to_string());
             continue;
         }
@@ -73,7 +83,8 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
             r.refusals.push_back(std::string(d.name) + ": disabled by CONVGRAD_DISABLE");
             continue;
         }
-        std::string why = d.why_not(p);
+        std::string why = d.serves(p);
+        if (why.empty()) why = d.why_not(p);
         if (!why.empty()) {
             r.refusals.push_back(std::string(d.name) + ": " + why);
             continue;

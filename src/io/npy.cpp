@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/float_convert.hpp"
 #include "core/op_error.hpp"
+#include "core/tensor_index.hpp"
 
 namespace convgrad::npy {
 
@@ -107,28 +108,17 @@ uint32_t read_le(const uint8_t *b, int n) {
 // Offset (in the file's element order) of a logical row-major index.
 dim_t file_index(const array &a, dim_t logical) {
     if (!a.fortran_order) return logical;
-    dim_t off = 0, mul = 1;
-    // Row-major digits of `logical`, recombined column-major.
-    std::vector<dim_t> idx(a.shape.size());
-    for (size_t d = a.shape.size(); d-- > 0;) {
-        idx[d] = logical % a.shape[d];
-        logical /= a.shape[d];
-    }
+    dims column_major(a.shape.size());
+    dim_t mul = 1;
     for (size_t d = 0; d < a.shape.size(); ++d) {
-        off += idx[d] * mul;
+        column_major[d] = mul;
         mul *= a.shape[d];
     }
-    return off;
+    return detail::offset_of_logical(a.shape, column_major, logical);
 }
 
 dim_t tensor_offset(const logical_tensor &lt, dim_t logical) {
-    dim_t off = 0;
-    const dims &sh = lt.shape(), &st = lt.strides();
-    for (size_t d = sh.size(); d-- > 0;) {
-        off += (logical % sh[d]) * st[d];
-        logical /= sh[d];
-    }
-    return off;
+    return detail::offset_of_logical(lt.shape(), lt.strides(), logical);
 }
 
 std::string shape_str(const dims &d) {

@@ -1,14 +1,21 @@
+// The direct (brgemm-style) kernels as inventory entries: the kernel object around a plan and a
+// per-ISA run function, and the problems the lane-per-channel grouped variant takes.
 #pragma once
 
-#include <vector>
-
-#include "dispatch/registry.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "kernels/inventory.hpp"
 
 namespace convgrad::detail {
 
-/// The grouped-lanes kernels for every instruction set, best first.
-std::vector<impl_desc> grouped_impls();
-/// The direct brgemm kernels for every instruction set, best first.
-std::vector<impl_desc> direct_impls();
+using direct_run_fn = void (*)(const direct_plan &, const conv_args &);
+
+/// The direct kernel takes every problem.
+std::string direct_why_not(const conv_problem &p);
+/// The lane-per-channel kernel for groups of few channels (depthwise included), on vectors of
+/// `vlen` lanes.
+std::string grouped_why_not(const conv_problem &p, int vlen);
+
+std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
+                                           direct_run_fn run);
 
 }  // namespace convgrad::detail

@@ -39,6 +39,11 @@ else
   [[ -n "$(find "$prefix" -name libconvgrad.a)" ]] || fail "no libconvgrad.a installed"
 fi
 libdir=$(dirname "$(find "$prefix" -name 'libconvgrad.*' | head -n 1)")
+# The benchdnn rewrite parser belongs to the CLI (tools/rewrite.*), not to the library.
+for l in $(find "$prefix" -name 'libconvgrad.a' -o -name 'libconvgrad.so.*.*.*'); do
+  syms=$(nm -C "$l" 2>/dev/null || true)  # (a stripped shared library has no symbol table)
+  if grep -q 'apply_rewrite' <<<"$syms"; then fail "$(basename "$l") carries the rewrite parser (apply_rewrite)"; fi
+done
 # The consumer uses the compiler convgrad was built with: the OpenMP flags in the package
 # (-fopenmp for g++, -fopenmp=libomp for clang) belong to that compiler.
 cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")

@@ -1,6 +1,7 @@
-// The GEMM kernel (convolutions that are matrix products) against the reference, on every
-// instruction set this machine has (the ctest kernels_vs_reference_cap_* entries repeat these
-// tests under each cap), and the dispatch of GEMM-shaped problems to it.
+// Matrix-product shapes (the GEMM kernel's) for every row of the kernel inventory that can
+// compute them, against the reference, on this machine under its cap (the ctest
+// kernels_vs_reference_cap_* entries repeat these tests under each cap), and the dispatch of
+// GEMM-shaped problems to the GEMM kernel.
 //
 // The sweep draws only matrix-product shapes, per spatial axis one of: a 1x1 kernel at stride 1,
 // a kernel covering the whole input, kernel == stride tiles (with a remainder src never reads),
@@ -17,7 +18,7 @@
 #include "dispatch/registry.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "util/conv_test_util.hpp"
-#include "util/tensor_buffer.hpp"
+#include "util/kernel_check.hpp"
 
 namespace convgrad {
 namespace {
@@ -86,7 +87,9 @@ gemm_case make_gemm_case(std::mt19937_64 &rng, bool big) {
         wshape.insert(wshape.begin(), k.begin(), k.end());
     else
         wshape.insert(wshape.end(), k.begin(), k.end());
-    auto strided = [&](size_t id, const dims &sh) { return testing::random_strided_tensor(rng, id, dt, sh); };
+    auto strided = [&](size_t id, const dims &sh) {
+        return testing::random_strided_tensor(rng, id, dt, sh);
+    };
     const dims zeros(size_t(S), 0);
     op o(1, kind, "gemm_sweep");
     o.set_attr("strides", s)
@@ -97,39 +100,8 @@ gemm_case make_gemm_case(std::mt19937_64 &rng, bool big) {
     o.set_attr("weights_format", wf);
     const dims src_shape = data_shape(g * icg, big_sp), dst_shape = data_shape(g * ocg, small_sp);
     const bool bias = rng() % 2;
-    switch (kind) {
-        case op_kind::Convolution:
-            o.add_input(strided(0, src_shape)).add_input(strided(1, wshape));
-            if (bias) o.add_input(logical_tensor(2, dt, {O}));
-            o.add_output(strided(3, dst_shape));
-            break;
-        case op_kind::ConvolutionBackwardData:
-            o.add_input(strided(0, dst_shape))
-                .add_input(strided(1, wshape))
-                .add_output(strided(3, src_shape));
-            break;
-        case op_kind::ConvolutionBackwardWeights:
-            o.add_input(strided(0, src_shape))
-                .add_input(strided(1, dst_shape))
-                .add_output(strided(3, wshape));
-            break;
-        case op_kind::ConvTranspose:
-            o.set_attr("output_padding", op_pad);
-            o.add_input(strided(0, dst_shape)).add_input(strided(1, wshape));
-            if (bias) o.add_input(logical_tensor(2, dt, {g * icg}));
-            o.add_output(strided(3, src_shape));
-            break;
-        case op_kind::ConvTransposeBackwardData:
-            o.add_input(strided(0, src_shape))
-                .add_input(strided(1, wshape))
-                .add_output(strided(3, dst_shape));
-            break;
-        case op_kind::ConvTransposeBackwardWeights:
-            o.add_input(strided(0, dst_shape))
-                .add_input(strided(1, src_shape))
-                .add_output(strided(3, wshape));
-            break;
-    }
+    testing::conv_shapes sh{src_shape, dst_shape, wshape, op_pad, g * icg, O};
+    testing::add_conv_tensors(o, kind, sh, bias, dt, strided);
     gemm_case c;
     c.o = o;
     c.text = std::string(to_string(kind)) + " " + to_string(dt) + " " + (ncx ? "NCX " : "NXC ") +
@@ -137,73 +109,25 @@ gemm_case make_gemm_case(std::mt19937_64 &rng, bool big) {
     return c;
 }
 
-void run_kernel(const detail::resolved_op &r, const detail::impl_desc &impl,
-                std::vector<tensor_buffer> &in, tensor_buffer &out) {
-    detail::conv_args a;
-    auto ptr = [&](int i) -> const void * { return i >= 0 ? in[size_t(i)].data() : nullptr; };
-    a.src = ptr(r.src_input);
-    a.dst = ptr(r.dst_input);
-    a.wei = ptr(r.wei_input);
-    a.bias = ptr(r.bias_input);
-    a.out = out.data();
-    std::fill(out.bytes.begin(), out.bytes.end(),
-              uint8_t(0x7f));  // poison: every value must be written
-    impl.create(r.prob)->execute(a);
+// The small cases run on one thread; the big ones on 1-3 (blocks of every size, K split into
+// parts with partial sums reduced in order).
+const std::vector<testing::swept_case> &gemm_cases(bool big) {
+    auto make = [big](std::mt19937_64 &rng) { return make_gemm_case(rng, big); };
+    static const std::vector<testing::swept_case> small =
+        testing::reference_sweep(20261123, 300, make, [](int) { return 1; });
+    static const std::vector<testing::swept_case> large =
+        testing::reference_sweep(7, 24, make, [](int iter) { return 1 + iter % 3; });
+    return big ? large : small;
 }
 
-// Runs every GEMM kernel this machine (and the cap) allows on `count` cases, whatever the cost
-// estimate would choose, and compares with the reference exactly (small integers: exact sums).
-void sweep(uint64_t seed, int count, bool big) {
-    std::mt19937_64 rng(seed);
-    int runs = 0;
-    const int saved_threads = omp_get_max_threads();
-    for (int iter = 0; iter < count; ++iter) {
-        const gemm_case c = make_gemm_case(rng, big);
-        detail::resolved_op r;
-        try {
-            r = detail::resolve_op(c.o, c.o.inputs(), c.o.outputs());
-        } catch (const error &e) {
-            ADD_FAILURE() << "generator made an invalid case: " << c.text << ": " << e.what();
-            continue;
-        }
-        ASSERT_EQ(detail::gemm_shape_why_not(r.prob), "") << c.text << " " << r.prob.desc();
-        std::vector<tensor_buffer> in;
-        for (size_t i = 0; i < r.inputs.size(); ++i) {
-            in.emplace_back(r.inputs[i]);
-            in.back().fill_ints(rng(), -3, 3);
-        }
-        tensor_buffer ref(r.outputs[0]);
-        run_kernel(r, detail::reference_impl(), in, ref);
-        const auto want = ref.values();
-        const int nthr = big ? 1 + iter % 3 : 1;
-        omp_set_num_threads(nthr);
-        for (const auto &impl : detail::impl_list()) {
-            if (std::string(impl.name).rfind("gemm:", 0) != 0 || impl.isa > detail::effective_isa())
-                continue;
-            tensor_buffer got(r.outputs[0]);
-            run_kernel(r, impl, in, got);
-            const auto have = got.values();
-            size_t bad = 0;
-            for (size_t i = 0; i < want.size(); ++i) bad += have[i] != want[i];
-            EXPECT_EQ(bad, 0u) << impl.name << " on " << c.text << r.prob.desc() << " threads "
-                               << nthr << ": " << bad << " of " << want.size() << " values differ";
-            ++runs;
-        }
-        omp_set_num_threads(saved_threads);
-    }
-    EXPECT_GE(runs, count);  // gemm:sse2 runs under every cap
+TEST(KernelsVsReference, GemmSweepDrawsOnlyMatrixProducts) {
+    for (bool big : {false, true})
+        for (const auto &c : gemm_cases(big))
+            EXPECT_EQ(detail::gemm_shape_why_not(c.r.prob), "") << c.text << " " << c.r.prob.desc();
 }
 
-TEST(KernelsVsReference, GemmKernelOnMatrixProductShapes) {
-    sweep(20261123, 300, false);
-}
-
-// Bigger problems: several threads, blocks of every size, K split into parts.
-TEST(KernelsVsReference, GemmKernelThreadedAndKSplit) {
-    sweep(7, 24, true);
-}
-
-// An empty batch: bwd_weights sums nothing (zeros), fwd and bwd_data have nothing to write.
+// An empty batch, on every kernel that can compute it: bwd_weights sums nothing (zeros), fwd and
+// bwd_data have nothing to write.
 TEST(KernelsVsReference, GemmKernelEmptyBatch) {
     for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                          op_kind::ConvolutionBackwardWeights}) {
@@ -221,11 +145,11 @@ TEST(KernelsVsReference, GemmKernelEmptyBatch) {
         const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
         std::vector<tensor_buffer> in;
         for (const auto &lt : r.inputs) in.emplace_back(lt);
-        for (const auto &impl : detail::impl_list()) {
-            if (std::string(impl.name).rfind("gemm:", 0) != 0 || impl.isa > detail::effective_isa())
-                continue;
+        for (const auto &impl : detail::kernel_inventory()) {
+            const testing::row_mode m = testing::how_to_run(impl);
+            if (!m.create || !impl.cannot(r.prob).empty()) continue;
             tensor_buffer got(r.outputs[0]);
-            run_kernel(r, impl, in, got);
+            testing::run_poisoned(r, m.create, in, got);
             for (double v : got.values()) EXPECT_EQ(v, 0.0) << impl.name << " " << to_string(kind);
         }
     }
@@ -308,7 +232,9 @@ TEST(Dispatch, GemmKernelDeclinesWithReasons) {
 TEST(Dispatch, GemmKernelDeclinesHugeOffsetTables) {
     const dim_t mb = dim_t(1) << 31;
     op o(0, op_kind::Convolution);
-    o.set_attr("strides", dims{1, 1}).set_attr("pads_begin", dims{0, 0}).set_attr("pads_end", dims{0, 0});
+    o.set_attr("strides", dims{1, 1})
+        .set_attr("pads_begin", dims{0, 0})
+        .set_attr("pads_end", dims{0, 0});
     o.set_attr("dilations", dims{1, 1}).set_attr("data_format", std::string("NCX"));
     o.set_attr("weights_format", std::string("OIX"));
     o.add_input(logical_tensor(0, data_type::f32, {mb, 4, 1, 1}))
@@ -318,9 +244,34 @@ TEST(Dispatch, GemmKernelDeclinesHugeOffsetTables) {
     EXPECT_EQ(detail::gemm_shape_why_not(r.prob), "");
     for (const auto &impl : detail::impl_list()) {
         if (std::string(impl.name).rfind("gemm:", 0) != 0) continue;
-        EXPECT_NE(impl.why_not(r.prob).find("offset tables would hold"), std::string::npos) << impl.name;
+        EXPECT_NE(impl.why_not(r.prob).find("offset tables would hold"), std::string::npos)
+            << impl.name;
     }
 }
 
 }  // namespace
+
+namespace testing {
+
+// Every row that can compute matrix products (the GEMM kernel, whatever its cost estimate would
+// choose, and the direct kernels), exactly as the reference.
+TEST_P(KernelRow, MatrixProductShapes) {
+    const detail::impl_desc &row = *GetParam();
+    const row_mode m = how_to_run(row);
+    if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
+    const int runs = check_row(row, m.create, gemm_cases(false));
+    std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
+                runs, gemm_cases(false).size());
+}
+
+TEST_P(KernelRow, MatrixProductsThreadedAndKSplit) {
+    const detail::impl_desc &row = *GetParam();
+    const row_mode m = how_to_run(row);
+    if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
+    const int runs = check_row(row, m.create, gemm_cases(true));
+    std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
+                runs, gemm_cases(true).size());
+}
+
+}  // namespace testing
 }  // namespace convgrad

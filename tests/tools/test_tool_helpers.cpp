@@ -67,6 +67,35 @@ TEST(Desc, Errors) {
     EXPECT_THROW(parse_desc("mb2ic4ih5ih6oc4", false), error);    // key twice
 }
 
+// Sizes the descriptor's values imply that overflow int64 are a clear invalid_arguments error
+// naming the axis, not a wrapped (and then accepted) size.
+TEST(Desc, OverflowingValuesAreErrors) {
+    const std::string max = "9223372036854775807";
+    const struct {
+        std::string desc;
+        bool deconv;
+    } cases[] = {
+        {"mb2ic4ih5oc4kh3dh" + max, false},  // (k - 1) * (d + 1)
+        {"mb2ic4ih5oc4kh3dh" + max, true},
+        {"mb2ic4ih" + max + "oc4sh2", true},  // (i - 1) * s
+        {"mb2ic4ih5oc4ph" + max, false},      // i + pb + pe
+        {"mb2ic4ih5oc4oh3kh3ph" + max, false},
+        {"mb2ic4ih5oc4oh" + max + "sh4", false},  // (o - 1) * s
+        {"mb2ic4iw5oc4kw3dw4611686018427387904", false},  // 2 * (2^62 + 1)
+    };
+    for (const auto &c : cases) {
+        try {
+            parse_desc(c.desc, c.deconv);
+            ADD_FAILURE() << c.desc << " was accepted";
+        } catch (const error &e) {
+            EXPECT_EQ(e.code(), status::invalid_arguments) << c.desc;
+            const std::string what = e.what();
+            EXPECT_NE(what.find("overflow 64-bit integers"), std::string::npos) << what;
+            EXPECT_NE(what.find("problem descriptor '" + c.desc + "'"), std::string::npos) << what;
+        }
+    }
+}
+
 TEST(Desc, TermsPerOutput) {
     const std::string p = "g2mb3ic8ih10iw10oc4oh5ow5kh3kw3sh2sw2ph1pw1";
     EXPECT_EQ(terms_per_output(op_kind::Convolution, p), 4 * 9);

@@ -8,6 +8,7 @@
 
 #include "convgrad/convgrad.hpp"
 #include "core/float_convert.hpp"
+#include "core/tensor_index.hpp"
 
 namespace convgrad::testing {
 
@@ -21,15 +22,7 @@ struct tensor_buffer {
     tensor as_tensor() { return tensor(lt, bytes.data()); }
 
     // Element at a logical index (row-major over lt.shape()).
-    dim_t offset_of(dim_t logical) const {
-        dim_t off = 0;
-        const dims &sh = lt.shape(), &st = lt.strides();
-        for (size_t d = sh.size(); d-- > 0;) {
-            off += (logical % sh[d]) * st[d];
-            logical /= sh[d];
-        }
-        return off;
-    }
+    dim_t offset_of(dim_t logical) const { return detail::offset_of_logical(lt.shape(), lt.strides(), logical); }
     double get(dim_t logical) const {
         const dim_t off = offset_of(logical);
         switch (lt.dtype()) {

@@ -1,13 +1,14 @@
-// benchdnn's graph rewrites (--dt, --mb, --in-shapes, --op-attrs) on JSON documents.
+// benchdnn's graph rewrites (--dt, --mb, --in-shapes, --op-attrs) on JSON documents (the tool's
+// tools/rewrite.*), and the reproducers of issue 11 for their bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "io/rewrite.hpp"
-#include "io_test_util.hpp"
+#include "../io/io_test_util.hpp"
+#include "rewrite.hpp"
 
 using namespace convgrad;
-using namespace convgrad::io;
+using namespace convgrad::tool;
 
 namespace {
 
@@ -38,12 +39,14 @@ json::document conv_doc(op_kind kind = op_kind::Convolution) {
     return d;
 }
 
-void expect_error(json::document d, const rewrite_options &o, const std::vector<std::string> &needles) {
+void expect_error(json::document d, const rewrite_options &o,
+                  const std::vector<std::string> &needles) {
     try {
         apply_rewrite(d, o);
     } catch (const error &e) {
         EXPECT_EQ(e.code(), status::invalid_arguments);
-        for (const auto &n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+        for (const auto &n : needles)
+            EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
         return;
     }
     ADD_FAILURE() << "no error";
@@ -194,3 +197,45 @@ TEST(RewriteErrors, EveryBadOption) {
     o.mb = -1;
     expect_error(conv_doc(), o, {"--mb", ">= 0", "got -1"});
 }
+
+namespace {
+
+using convgrad::testing::conv_json;
+
+rewrite_options shapes(const std::string &s) {
+    rewrite_options o;
+    o.in_shapes = s;
+    return o;
+}
+
+TEST(RewriteBadInput, InShapesNumbersTooLarge) {
+    json::document d = json::parse(conv_json, "c.json");
+    convgrad::testing::expect_error(
+        [&] { apply_rewrite(d, shapes("0:99999999999999999999x32x28x28")); },
+        status::invalid_arguments, {"--in-shapes", "99999999999999999999", "64-bit"});
+    convgrad::testing::expect_error(
+        [&] { apply_rewrite(d, shapes("99999999999999999999999:1x2")); }, status::invalid_arguments,
+        {"--in-shapes", "99999999999999999999999", "64-bit"});
+    // Strides of a format tag that overflow: checked like the dense ones.
+    convgrad::testing::expect_error(
+        [&] { apply_rewrite(d, shapes("0:4611686018427387904x3x4x4*acdb")); },
+        status::invalid_arguments, {"--in-shapes", "does not fit in int64"});
+}
+
+TEST(RewriteBadInput, MbThatOverflowsTheStrides) {
+    json::document d = json::parse(conv_json, "c.json");
+    rewrite_options o;
+    o.mb = dim_t(1) << 62;  // (the CLI test uses the issue's 58546812335685632 on conv_3d.json)
+    convgrad::testing::expect_error([&] { apply_rewrite(d, o); }, status::out_of_memory,
+                                    {"--mb 4611686018427387904", "tensor 0", "int64"});
+}
+
+TEST(RewriteBadInput, MbZeroIsAValidBatch) {
+    json::document d = json::parse(conv_json, "c.json");
+    rewrite_options o;
+    o.mb = 0;
+    apply_rewrite(d, o);
+    EXPECT_EQ(d.ops[0].inputs()[0].shape()[0], 0);
+}
+
+}  // namespace

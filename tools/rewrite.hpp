@@ -1,5 +1,6 @@
 // benchdnn graph driver rewrites applied to a JSON document: --dt, --mb, --in-shapes,
-// --op-attrs (tests/benchdnn/graph/flex_rewrite.cpp). Internal to the tools and tests.
+// --op-attrs (tests/benchdnn/graph/flex_rewrite.cpp). Part of the command-line tool (and its
+// tests and fuzzer), not of the library: the library reads and writes graphs as they are.
 #pragma once
 
 #include <optional>
@@ -7,7 +8,7 @@
 
 #include "convgrad/json.hpp"
 
-namespace convgrad::io {
+namespace convgrad::tool {
 
 struct rewrite_options {
     std::optional<data_type> dt;  // --dt: every float tensor gets this type
@@ -35,4 +36,4 @@ bool mb_applies(op_kind kind, size_t index);
 /// again. Returns notes worth telling the user (e.g. --mb not applied to an op).
 std::vector<std::string> apply_rewrite(json::document &doc, const rewrite_options &o);
 
-}  // namespace convgrad::io
+}  // namespace convgrad::tool

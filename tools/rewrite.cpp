@@ -1,4 +1,4 @@
-#include "io/rewrite.hpp"
+#include "rewrite.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include "core/checked.hpp"
 #include "core/op_error.hpp"
 
-namespace convgrad::io {
+namespace convgrad::tool {
 
 namespace {
 
@@ -298,4 +298,4 @@ std::vector<std::string> apply_rewrite(json::document &doc, const rewrite_option
     return notes;
 }
 
-}  // namespace convgrad::io
+}  // namespace convgrad::tool

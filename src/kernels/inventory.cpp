@@ -1,0 +1,180 @@
+// The kernel inventory: every optimized kernel, one row each, in dispatch order (the first row
+// whose features are present, that serves the direction and data type, is not disabled by
+// CONVGRAD_DISABLE and does not decline the problem takes it; the reference comes after all).
+// docs/kernels.md says how to add a row.
+#include "kernels/inventory.hpp"
+
+#include "kernels/direct_kernels.hpp"
+#include "kernels/gemm_kernels.hpp"
+
+namespace convgrad::detail {
+
+// The run functions, defined in the per-ISA translation units (kernels/<isa>/), each compiled
+// with its instruction set's flags.
+namespace avx512 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+void run_gemm(const gemm_plan &pl, const conv_args &args);
+}  // namespace avx512
+namespace avx2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+void run_gemm(const gemm_plan &pl, const conv_args &args);
+}  // namespace avx2
+namespace sse2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_gemm(const gemm_plan &pl, const conv_args &args);
+}  // namespace sse2
+
+namespace {
+
+// Register tiles: lanes of f32 per vector, and the vector registers of the instruction set.
+constexpr register_tile zmm_tile{16, 32}, ymm_tile{8, 16}, xmm_tile{4, 16};
+
+// Adapters from a row's constants to the plain functions a row holds.
+template <register_tile t>
+std::string grouped_cannot(const conv_problem &p) {
+    return grouped_why_not(p, t.vlen);
+}
+template <register_tile t>
+std::string gemm_why_not(const conv_problem &p) {
+    return detail::gemm_why_not(p, t.vlen, t.nregs);
+}
+template <direct_run_fn run, register_tile t>
+std::unique_ptr<kernel> direct(const conv_problem &p) {
+    return make_direct_kernel(p, t, run);
+}
+template <gemm_run_fn run, register_tile t>
+std::unique_ptr<kernel> gemm(const conv_problem &p) {
+    return make_gemm_kernel(p, t, run);
+}
+
+// The GEMM kernel can compute every matrix product; dispatch also asks its cost estimate.
+std::string gemm_cannot(const conv_problem &p) {
+    return gemm_shape_why_not(p);
+}
+
+// Order: the grouped kernels first (they take only few channels per group), then per
+// instruction set the GEMM kernel (it takes only the matrix products its estimate gives it
+// against that set's direct kernel) right before that set's direct kernel, which takes all.
+const std::vector<impl_desc> &table() {
+    static const std::vector<impl_desc> rows = {
+        {.name = "grouped_lanes:avx512",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = grouped_cannot<zmm_tile>,
+         .why_not = grouped_cannot<zmm_tile>,
+         .create = direct<avx512::run_grouped, zmm_tile>},
+        {.name = "grouped_lanes:avx2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = grouped_cannot<ymm_tile>,
+         .why_not = grouped_cannot<ymm_tile>,
+         .create = direct<avx2::run_grouped, ymm_tile>},
+
+        {.name = "gemm:avx512",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = gemm_cannot,
+         .why_not = gemm_why_not<zmm_tile>,
+         .create = gemm<avx512::run_gemm, zmm_tile>},
+        {.name = "direct_brgemm:avx512",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = direct_why_not,
+         .why_not = direct_why_not,
+         .create = direct<avx512::run_direct, zmm_tile>},
+
+        {.name = "gemm:avx2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = gemm_cannot,
+         .why_not = gemm_why_not<ymm_tile>,
+         .create = gemm<avx2::run_gemm, ymm_tile>},
+        {.name = "direct_brgemm:avx2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = direct_why_not,
+         .why_not = direct_why_not,
+         .create = direct<avx2::run_direct, ymm_tile>},
+
+        {.name = "gemm:sse2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::generic,
+         .tile = xmm_tile,
+         .cannot = gemm_cannot,
+         .why_not = gemm_why_not<xmm_tile>,
+         .create = gemm<sse2::run_gemm, xmm_tile>},
+        {.name = "direct_brgemm:sse2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::generic,
+         .tile = xmm_tile,
+         .cannot = direct_why_not,
+         .why_not = direct_why_not,
+         .create = direct<sse2::run_direct, xmm_tile>},
+    };
+    return rows;
+}
+
+}  // namespace
+
+const std::vector<impl_desc> &kernel_inventory() {
+    return table();
+}
+
+std::vector<cpu_isa> inventory_isa_levels() {
+    bool used[cpu_isa_count] = {};
+    for (const impl_desc &r : table()) {
+        used[int(r.isa)] = true;
+        if (r.create_emulated) used[int(r.emulation_isa)] = true;
+    }
+    std::vector<cpu_isa> levels;
+    for (int i = 0; i < cpu_isa_count; ++i)
+        if (used[i]) levels.push_back(cpu_isa(i));
+    return levels;
+}
+
+std::string impl_desc::serves(const conv_problem &p) const {
+    if (!directions.has(p.dir))
+        return std::string("serves ") + directions.to_string() + ", not " + to_string(p.dir);
+    if (!dtypes.has(p.dt))
+        return std::string("takes ") + dtypes.to_string() + ", not " + to_string(p.dt);
+    return {};
+}
+
+std::string direction_set::to_string() const {
+    std::string s;
+    for (conv_direction d :
+         {conv_direction::fwd, conv_direction::bwd_data, conv_direction::bwd_weights})
+        if (has(d)) {
+            if (!s.empty()) s += ',';
+            s += detail::to_string(d);
+        }
+    return s;
+}
+
+std::string dtype_set::to_string() const {
+    std::string s;
+    for (data_type t : {data_type::f32, data_type::bf16, data_type::f16, data_type::s32})
+        if (has(t)) {
+            if (!s.empty()) s += ',';
+            s += convgrad::to_string(t);
+        }
+    return s;
+}
+
+}  // namespace convgrad::detail

@@ -1,0 +1,18 @@
+# Included by ctest when it reads the test list (TEST_INCLUDE_FILES, set in tests/CMakeLists.txt
+# with CONVGRAD_TESTS_BIN and CONVGRAD_CAP_FILTER): asks the test binary for the instruction-set
+# levels of the kernel inventory and adds, per level, a run of the kernel tests with
+# CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has. A level
+# added to the inventory adds its cap run here without editing any CMake file.
+execute_process(COMMAND "${CONVGRAD_TESTS_BIN}" --kernel-isa-levels
+                OUTPUT_VARIABLE levels RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  # A test that fails and shows why, rather than no cap runs at all.
+  add_test(kernels_vs_reference_cap_levels "${CONVGRAD_TESTS_BIN}" --kernel-isa-levels)
+  return()
+endif()
+string(REGEX REPLACE "\n$" "" levels "${levels}")
+string(REPLACE "\n" ";" levels "${levels}")
+foreach(isa IN LISTS levels)
+  add_test(kernels_vs_reference_cap_${isa} "${CONVGRAD_TESTS_BIN}" "--gtest_filter=${CONVGRAD_CAP_FILTER}")
+  set_tests_properties(kernels_vs_reference_cap_${isa} PROPERTIES ENVIRONMENT CONVGRAD_MAX_ISA=${isa})
+endforeach()

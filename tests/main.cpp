@@ -1,0 +1,48 @@
+// The test binary's entry point: Google Test, plus
+//   --kernel-isa-levels   prints the instruction-set levels the kernel inventory is built for,
+//                         one a line, and exits (tests/isa_caps.cmake runs the kernel tests
+//                         under each of them as a CONVGRAD_MAX_ISA cap);
+// and, after the tests, one line saying which inventory rows ran natively, which emulated and
+// which were skipped (with the reason), so that a machine's gaps show in every log.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "util/kernel_check.hpp"
+
+namespace {
+
+class kernel_summary final : public ::testing::EmptyTestEventListener {
+    void OnTestProgramEnd(const ::testing::UnitTest &) override {
+        const auto &seen = convgrad::testing::row_modes_seen();
+        if (seen.empty()) return;
+        std::string native, emulated, skipped;
+        for (const auto &[name, mode] : seen) {
+            if (mode == "native")
+                native += " " + name;
+            else if (mode == "emulated")
+                emulated += " " + name;
+            else
+                skipped += " " + name + " (" + mode.substr(std::strlen("skipped: ")) + ")";
+        }
+        std::printf("kernel rows: native:%s; emulated:%s; skipped:%s\n",
+                    native.empty() ? " none" : native.c_str(),
+                    emulated.empty() ? " none" : emulated.c_str(),
+                    skipped.empty() ? " none" : skipped.c_str());
+    }
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--kernel-isa-levels") == 0) {
+            for (convgrad::detail::cpu_isa l : convgrad::detail::inventory_isa_levels())
+                std::printf("%s\n", convgrad::detail::to_string(l));
+            return 0;
+        }
+    ::testing::InitGoogleTest(&argc, argv);
+    ::testing::UnitTest::GetInstance()->listeners().Append(new kernel_summary);
+    return RUN_ALL_TESTS();
+}
