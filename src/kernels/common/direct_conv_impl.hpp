@@ -1,8 +1,9 @@
-// Direct convolution on channels-last f32 data, built from one batch-reduce microkernel
-// (oneDNN's brgemm idea):  C[M x N] (+)= sum_b A_b[M x K] * B_b[K x N].
+// Direct convolution on channels-last f32 data, built from the one batch-reduce microkernel
+// (oneDNN's brgemm idea, kernels/ukernel/):  C[M x N] (+)= sum_b A_b[M x K] * B_b[K x N].
 //
 // This file is included by each ISA's translation unit inside its own namespace, after that
-// unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks). Nothing
+// unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks) and
+// includes the microkernel (kernels/ukernel/brgemm_impl.hpp). Nothing
 // here is shared between ISAs, so no inline code compiled with one ISA's flags can leak into
 // another's. Standard headers are included by the including file, outside the namespace.
 //
@@ -15,91 +16,7 @@
 using V = vt::V;
 using mask_t = vt::mask_t;
 constexpr int W = vt::W;
-
-// ----------------------------------------------------------------------------- microkernel --
-
-struct uk_args {
-    dim_t K;
-    int nbatch;
-    const float *const *A;  // per batch element: A(0, 0)
-    dim_t a_off, ams, aks;  // A(m, k) = A[b][a_off + m*ams + k*aks]
-    const float *const *B;  // per batch element: B(0, 0)
-    dim_t b_off, ldb;       // B(k, n) = B[b][b_off + k*ldb + n]
-    float *C;               // C(m, n) = C[m*cms + n]
-    dim_t cms;
-    int tail;               // valid lanes of the last vector (1..W)
-    int init;               // 0: C = sum, 1: C = bias + sum, 2: C += sum
-    const float *bias;      // bias of C's first column
-};
-
-template <int M, int NV>
-void ukernel(const uk_args &a) {
-    V acc[M][NV];
-    const mask_t last = vt::mask(a.tail);
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
-            if (a.init == 0) acc[m][j] = vt::zero();
-            else if (a.init == 1) acc[m][j] = vt::load_mask(a.bias + j * W, mk);
-            else acc[m][j] = vt::load_mask(a.C + m * a.cms + j * W, mk);
-        }
-    for (int b = 0; b < a.nbatch; ++b) {
-        const float *A0 = a.A[b] + a.a_off;
-        const float *B0 = a.B[b] + a.b_off;
-        for (dim_t k = 0; k < a.K; ++k) {
-            // Indexed rather than stepped: with a stride near INT64_MAX a pointer stepped past
-            // the last k would overflow (undefined behaviour, found by UBSan).
-            const float *A = A0 + k * a.aks, *B = B0 + k * a.ldb;
-            V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
-            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const V av = vt::bcast(A + m * a.ams);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
-        }
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m) {
-#pragma GCC unroll 4
-        for (int j = 0; j < NV - 1; ++j) vt::store(a.C + m * a.cms + j * W, acc[m][j]);
-        vt::store_mask(a.C + m * a.cms + (NV - 1) * W, acc[m][NV - 1], last);
-    }
-}
-
-// Every (rows M, vectors NV) instantiation of a microkernel, looked up at run time.
-// Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
-// library on an older processor never executes an instruction it lacks.
-constexpr int max_rows = 16;
-
-template <typename Args, template <int, int> class Kernel>
-struct kernel_table {
-    using fn_t = void (*)(const Args &);
-    fn_t fn[5][max_rows + 1] = {};
-    constexpr kernel_table() {
-        fill<1>(std::make_integer_sequence<int, max_rows>{});
-        fill<2>(std::make_integer_sequence<int, max_rows>{});
-        fill<3>(std::make_integer_sequence<int, max_rows>{});
-        fill<4>(std::make_integer_sequence<int, max_rows>{});
-    }
-    template <int NV, int... Ms>
-    constexpr void fill(std::integer_sequence<int, Ms...>) {
-        ((fn[NV][Ms + 1] = &Kernel<Ms + 1, NV>::run), ...);
-    }
-};
-
-template <int M, int NV>
-struct strided_kernel {
-    static void run(const uk_args &a) { ukernel<M, NV>(a); }
-};
-static constexpr kernel_table<uk_args, strided_kernel> kernels_table{};
-
-static inline void call_uk(int m, int nv, const uk_args &a) { kernels_table.fn[nv][m](a); }
+constexpr int max_rows = ukernel_max_rows;
 
 // --------------------------------------------------------------------------------- helpers --
 
@@ -278,63 +195,6 @@ static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
 // the microkernel gets one A pointer per row; a tap that falls outside A (padding) reads a
 // shared zero row instead of being special-cased.
 
-struct uk_rows_args {
-    dim_t K;
-    int nbatch;
-    const float *const *A;  // [nbatch][M] row pointers
-    const float *const *B;  // [nbatch]
-    dim_t a_off, b_off;     // A(m, k) = A[b][m][a_off + k], B(k, n) = B[b][b_off + k*ldb + n]
-    dim_t ldb;
-    float *const *C;        // [M] row pointers
-    int tail;
-    int init;  // 0: C = sum, 1: C = bias + sum, 2: C += sum
-    const float *bias;
-};
-
-template <int M, int NV>
-void ukernel_rows(const uk_rows_args &a) {
-    V acc[M][NV];
-    const mask_t last = vt::mask(a.tail);
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
-            acc[m][j] = a.init == 0   ? vt::zero()
-                        : a.init == 1 ? vt::load_mask(a.bias + j * W, mk)
-                                      : vt::load_mask(a.C[m] + j * W, mk);
-        }
-    for (int b = 0; b < a.nbatch; ++b) {
-        const float *const *Ar = a.A + b * M;
-        const float *B = a.B[b] + a.b_off;
-        for (dim_t k = a.a_off; k < a.a_off + a.K; ++k) {
-            V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
-            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const V av = vt::bcast(Ar[m] + k);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
-            B += a.ldb;
-        }
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m) {
-#pragma GCC unroll 4
-        for (int j = 0; j < NV - 1; ++j) vt::store(a.C[m] + j * W, acc[m][j]);
-        vt::store_mask(a.C[m] + (NV - 1) * W, acc[m][NV - 1], last);
-    }
-}
-
-template <int M, int NV>
-struct rows_kernel {
-    static void run(const uk_rows_args &a) { ukernel_rows<M, NV>(a); }
-};
-static constexpr kernel_table<uk_rows_args, rows_kernel> rows_table{};
-
 // Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
 // a_mul*t + a_off[tap], valid in [0, a_size).
 struct gather_axis {
@@ -379,7 +239,8 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
     const dim_t ntiles = div_up(Q, mt);
     const dim_t K = j.K;
-    uk_rows_args a{};
+    brgemm_f32_args a{};
+    a.aks = 1;
     a.ldb = j.ldn;
     dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
     for (dim_t w = s; w < e; ++w) {
@@ -429,14 +290,16 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
             a.a_off = k0;
             a.b_off = k0 * j.ldn;
             a.K = imin(kc, K - k0);
-            a.init = k0 > 0 ? 2 : j.bias ? 1 : 0;
+            a.init = k0 > 0    ? ukernel_init::accumulate
+                     : j.bias ? ukernel_init::bias
+                              : ukernel_init::zero;
             for (dim_t tile = tile0; tile < tile1; ++tile) {
                 const dim_t ti = tile - tile0;
                 a.A = tb.A + ti * j.ntaps * mt;
                 a.B = tb.B + ti * j.ntaps;
                 a.C = tb.C + ti * mt;
                 a.nbatch = tb.nbat[ti];
-                rows_table.fn[nb.nv][int(imin(mt, Q - tile * mt))](a);
+                call_f32_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
             }
         }
     }
@@ -646,19 +509,23 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     parallel(nthr, [&](int ithr, int nt) {
         float *P = partials.p + ithr * part;
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
-        scratch ptrs(4 * chunk);
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + chunk;
+        // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
+        // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
-        uk_args a{};
-        a.A = A;
+        const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + nptr;
+        const float **Arows = B + nptr;
+        float **C = const_cast<float **>(Arows + nptr * max_rows);
+        brgemm_f32_args a{};
+        a.A = Arows;
         a.B = B;
-        a.ams = 1;
+        a.C = C;
         a.aks = p.s[2] * src.w;
         a.ldb = dst.w;
-        a.cms = ldn;
-        a.init = 2;
+        a.init = ukernel_init::accumulate;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
             for (dim_t g = 0; g < p.g; ++g)
@@ -683,6 +550,7 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
                     a.K = hi - lo;
                     a.nbatch = nbat;
                     float *cbase = P + (g * ksp + t) * p.icg * ldn;
+                    int table_m = 0;  // the tile height Arows is laid out for
                     for (dim_t b = 0; b < nblocks; ++b) {
                         const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
                         const int mmax = pl.max_m[nb.nv];
@@ -690,9 +558,14 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
                         a.tail = nb.tail;
                         for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
                             const int m = int(imin(mmax, p.icg - ic0));
+                            if (m != table_m) {
+                                for (int x = 0; x < nbat; ++x)
+                                    for (int r = 0; r < m; ++r) Arows[x * m + r] = A[x] + r;
+                                table_m = m;
+                            }
                             a.a_off = ic0;
-                            a.C = cbase + ic0 * ldn + nb.c0;
-                            call_uk(m, nb.nv, a);
+                            for (int r = 0; r < m; ++r) C[r] = cbase + (ic0 + r) * ldn + nb.c0;
+                            call_f32_ukernel(m, nb.nv, a);
                         }
                     }
                 }

@@ -1,5 +1,5 @@
-// The GEMM kernel: convolutions that are matrix products (see gemm_plan.hpp), as packers, one
-// register-blocked microkernel and a blocked schedule over them.
+// The GEMM kernel: convolutions that are matrix products (see gemm_plan.hpp), as packers, the
+// one register-blocked microkernel (kernels/ukernel/) and a blocked schedule over them.
 //
 //   C[M x N] = sum_k A[M x K] * B[K x N]   per group, every operand a view of a user tensor
 //
@@ -9,50 +9,7 @@
 // accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16).
 //
 // Included by each ISA's translation unit inside its own namespace after
-// direct_conv_impl.hpp (it uses vt, scratch, kernel_table and the element helpers there).
-
-// ----------------------------------------------------------------------------- microkernel --
-
-struct gemm_uk_args {
-    const float *const *A;  // one pointer per row of the tile: A(m, k) = A[m][k]
-    const float *B;         // packed panel [K][ldb]: the tile's vectors side by side
-    float *C;               // f32 block, rows ldc apart; the tile is accumulated into it
-    dim_t K, ldb, ldc;
-    bool first;  // the first K block: C is not read (it starts at zero)
-};
-
-template <int M, int NV>
-struct gemm_uk {
-    static void run(const gemm_uk_args &a) {
-        V acc[M][NV];
-#pragma GCC unroll 16
-        for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j)
-                acc[m][j] = a.first ? vt::zero() : vt::load(a.C + m * a.ldc + j * W);
-        const float *Ar[M];
-#pragma GCC unroll 16
-        for (int m = 0; m < M; ++m) Ar[m] = a.A[m];
-        const float *B = a.B;
-        for (dim_t k = 0; k < a.K; ++k) {
-            V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) bv[j] = vt::load(B + j * W);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const V av = vt::bcast(Ar[m] + k);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
-            B += a.ldb;
-        }
-#pragma GCC unroll 16
-        for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-            for (int j = 0; j < NV; ++j) vt::store(a.C + m * a.ldc + j * W, acc[m][j]);
-    }
-};
-static constexpr kernel_table<gemm_uk_args, gemm_uk> gemm_table{};
+// direct_conv_impl.hpp (it uses vt, scratch and the element helpers there).
 
 // --------------------------------------------------------------------------------- packers --
 
@@ -212,6 +169,8 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
     parallel(pl.nthr, [&](int ithr, int nthr) {
         float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad;
         const float *rows[max_rows];
+        float *crows[max_rows];
+        const float *panel = nullptr;
         dim_t s, e;
         split(units, nthr, ithr, s, e);
         for (dim_t u = s; u < e; ++u) {
@@ -233,11 +192,21 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     const dim_t nrows = imin(mr, mcnt - mp);
                     gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap,
                                 rows);
-                    gemm_uk_args a{rows, nullptr, nullptr, kcnt, NR, nc_pad, k0 == k_s};
+                    // One batch element; the panels are whole vectors wide (zero-padded).
+                    brgemm_f32_args a{};
+                    a.K = kcnt;
+                    a.nbatch = 1;
+                    a.A = rows;
+                    a.aks = 1;
+                    a.B = &panel;
+                    a.ldb = NR;
+                    a.C = crows;
+                    a.tail = W;
+                    a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
                     for (dim_t np = 0; np < ncnt; np += NR) {
-                        a.B = Bp + np * kcnt;
-                        a.C = Cb + mp * nc_pad + np;
-                        gemm_table.fn[div_up(imin(NR, ncnt - np), W)][nrows](a);
+                        panel = Bp + np * kcnt;
+                        for (dim_t r = 0; r < nrows; ++r) crows[r] = Cb + (mp + r) * nc_pad + np;
+                        call_f32_ukernel(int(nrows), int(div_up(imin(NR, ncnt - np), W)), a);
                     }
                 }
             }
