@@ -340,12 +340,13 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
             const dim_t work = p.g * nblocks * nunits;
             const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
             if (ls < le) {
-                // K chunk: the taps x K x (block width) panel of weights within ~40 KiB of L1.
+                // K chunk: the taps x K x (block width) panel of weights within the plan's L1
+                // budget (all of K while the whole panel fits its L2 budget).
                 const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
                 // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
-                const dim_t kc = K * row_bytes <= 256 * 1024
+                const dim_t kc = K * row_bytes <= pl.gather_whole_k
                                      ? imax(K, 1)
-                                     : imax(16, (40 * 1024) / imax(row_bytes, 1) / 16 * 16);
+                                     : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
                 gather_run(j, ls, le, nunits, nblocks, kc, tb);
             }
             base += work;
