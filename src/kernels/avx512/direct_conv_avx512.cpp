@@ -8,6 +8,7 @@
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
+#include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
 #include "kernels/ukernel/ukernel_set.hpp"
 #include "threading/parallel.hpp"
@@ -22,6 +23,8 @@ namespace convgrad::detail::avx512 {
 #include "kernels/avx512/vector_traits.hpp"
 
 #include "kernels/ukernel/brgemm_impl.hpp"
+#include "kernels/common/kernel_helpers.hpp"
+#include "kernels/pack/packers_impl.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/gemm_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
@@ -31,5 +34,6 @@ namespace convgrad::detail::avx512 {
 #define UKERNEL_SET_ISA cpu_isa::avx512
 #define UKERNEL_SET_NREGS 32
 #include "kernels/ukernel/ukernel_set_impl.hpp"
+#include "kernels/pack/pack_set_impl.hpp"
 
 }  // namespace convgrad::detail::avx512

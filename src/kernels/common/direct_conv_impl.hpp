@@ -18,108 +18,6 @@ using mask_t = vt::mask_t;
 constexpr int W = vt::W;
 constexpr int max_rows = ukernel_max_rows;
 
-// --------------------------------------------------------------------------------- helpers --
-
-static inline dim_t imin(dim_t a, dim_t b) { return a < b ? a : b; }
-static inline dim_t imax(dim_t a, dim_t b) { return a > b ? a : b; }
-// Without `a + b - 1`: a stride near INT64_MAX must not overflow (b > 0, a > INT64_MIN).
-static inline dim_t div_up(dim_t a, dim_t b) { return a / b + (a % b != 0); }
-static inline dim_t floor_div(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a) / b + ((-a) % b != 0)); }
-static inline dim_t ceil_div(dim_t a, dim_t b) { return -floor_div(-a, b); }
-static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) { balance211(n, nthr, ithr, s, e); }
-
-static inline float load_elem(data_type dt, const void *base, dim_t off) {
-    switch (dt) {
-        case data_type::bf16: return bf16_to_float(static_cast<const uint16_t *>(base)[off]);
-        case data_type::f16: return f16_to_float(static_cast<const uint16_t *>(base)[off]);
-        default: return static_cast<const float *>(base)[off];
-    }
-}
-static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
-    switch (dt) {
-        case data_type::bf16: static_cast<uint16_t *>(base)[off] = float_to_bf16(v); break;
-        case data_type::f16: static_cast<uint16_t *>(base)[off] = float_to_f16(v); break;
-        default: static_cast<float *>(base)[off] = v; break;
-    }
-}
-
-// Scratch memory of one execution, 64-byte aligned, returned to the thread's cache at scope
-// exit (src/threading/scratch_cache.hpp).
-struct scratch {
-    float *p = nullptr;
-    size_t cap = 0;
-    explicit scratch(dim_t floats) {
-        p = static_cast<float *>(scratch_acquire(size_t(imax(floats, 1)) * sizeof(float), &cap));
-    }
-    ~scratch() { scratch_release(p, cap); }
-    scratch(const scratch &) = delete;
-    scratch &operator=(const scratch &) = delete;
-};
-
-// A channels-last f32 tensor: element strides of n, d, h, w; channels contiguous.
-struct fview {
-    float *p;
-    dim_t n, d, h, w;
-    float *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const { return p + in * n + id * d + ih * h + iw * w; }
-};
-
-static fview user_view(const void *ptr, const data_layout &l) {
-    return {static_cast<float *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
-}
-static fview dense_view(float *p, dim_t C, const dim_t *sp) {
-    return {p, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};
-}
-
-// Copies a user data tensor (any strides, any float type) into dense channels-last f32.
-static void pack_data(const conv_problem &p, int nthr, const void *user, const data_layout &l,
-                      dim_t C, const dim_t *sp, float *out) {
-    const dim_t rows = p.mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            float *o = out + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (p.dt == data_type::f32 && l.c == 1) {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
-                                size_t(C) * sizeof(float));
-            } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::widen(p.dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
-            } else {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    for (dim_t c = 0; c < C; ++c)
-                        o[w * C + c] = load_elem(p.dt, user, base + w * l.sp[2] + c * l.c);
-            }
-        }
-    });
-}
-
-// Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
-static void unpack_data(const conv_problem &p, int nthr, const float *in, void *user,
-                        const data_layout &l, dim_t C, const dim_t *sp) {
-    const dim_t rows = p.mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            const float *x = in + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (l.c == 1 && p.dt != data_type::f32) {  // vector rounding to nearest-even
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::narrow(p.dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2], C);
-                continue;
-            }
-            for (dim_t w = 0; w < sp[2]; ++w)
-                for (dim_t c = 0; c < C; ++c)
-                    store_elem(p.dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
-        }
-    });
-}
-
 // A data tensor as the kernels see it: the user's memory when it is f32 with contiguous
 // channels, else a dense channels-last f32 copy, filled from the user's tensor when it is read
 // and written back (rounded once) by store() when it is the output.
@@ -137,15 +35,15 @@ struct data_operand {
         : p(p_), direct(direct_), user(const_cast<void *>(user_)), l(l_), C(C_), sp(sp_),
           copy(direct_ ? 0 : p_.mb * sp_[0] * sp_[1] * sp_[2] * C_) {
         v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
-        if (!direct && read) pack_data(p, nthr, user, l, C, sp, copy.p);
+        if (!direct && read) pack_channels_last(p.dt, p.mb, nthr, user, l, C, sp, copy.p);
     }
     void store(int nthr) const {
-        if (!direct) unpack_data(p, nthr, copy.p, user, l, C, sp);
+        if (!direct) unpack_channels_last(p.dt, p.mb, nthr, copy.p, user, l, C, sp);
     }
 };
 
-// Weights as [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg, n = ocg; for
-// bwd_data (transposed) k = ocg, n = icg.
+// Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
+// n = ocg; for bwd_data (transposed) k = ocg, n = icg.
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                          dim_t ldn, float *out) {
     const weights_layout &l = p.wei;
@@ -157,14 +55,9 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
             const dim_t g = gt / ksp, t = gt % ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            float *o = out + (g * ksp + t) * K * ldn;
-            for (dim_t k = 0; k < K; ++k) {
-                for (dim_t n = 0; n < N; ++n) {
-                    const dim_t ocl = transposed ? k : n, icl = transposed ? n : k;
-                    o[k * ldn + n] = load_elem(p.dt, user, (g * p.ocg + ocl) * l.oc + icl * l.ic + toff);
-                }
-                for (dim_t n = N; n < ldn; ++n) o[k * ldn + n] = 0.f;
-            }
+            const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
+                                transposed ? l.oc : l.ic, transposed ? l.ic : l.oc};
+            pack_f32_panel(v, K, N, ldn, out + (g * ksp + t) * K * ldn);
         }
     });
 }
@@ -378,12 +271,12 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         fview inner = src;
         inner.p += p.pb[2] * src.w;  // column 0 of the user's row
         scratch tmp(p.mb * p.isp() * p.ic());
-        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
+        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
         const dim_t rows = p.mb * p.i[0] * p.i[1];
         for (dim_t r = 0; r < rows; ++r)
             std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(), size_t(p.i[2] * p.ic()) * sizeof(float));
     } else if (!pl.src_direct) {
-        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
     }
     const dim_t ldn = div_up(p.ocg, W) * W;
     scratch wp(p.g * p.ksp() * p.icg * ldn);
