@@ -25,8 +25,11 @@ namespace convgrad::detail::avx512 {
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/gemm_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
 
 

@@ -2,6 +2,11 @@
 // loads/stores of any float type, scratch memory, channels-last views). Included inside the
 // ISA namespace, like the rest of the kernel code (see kernels/ukernel/brgemm_impl.hpp).
 
+using V = vt::V;
+using mask_t = vt::mask_t;
+constexpr int W = vt::W;
+constexpr int max_rows = ukernel_max_rows;
+
 static inline dim_t imin(dim_t a, dim_t b) {
     return a < b ? a : b;
 }

@@ -49,8 +49,11 @@ struct vt {
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/gemm_impl.hpp"
 
 
 #define UKERNEL_SET_NAME "sse2"
