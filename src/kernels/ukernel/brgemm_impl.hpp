@@ -27,11 +27,12 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
     for (int b = 0; b < a.nbatch; ++b) {
         const E *const *Ar = a.A + b * M;
         const E *B = a.B[b] + a.b_off;
-        for (dim_t kg = 0; kg < groups; ++kg) {
-            // Indexed rather than stepped: with a stride near INT64_MAX a pointer stepped past
-            // the last k would overflow (undefined behaviour, found by UBSan).
-            const dim_t ao = a.a_off + kg * a.aks;
-            const E *Bk = B + kg * a.ldb;
+        // Offsets stepped in unsigned arithmetic: the step past the last k wraps harmlessly
+        // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
+        // near INT64_MAX), and no pointer is formed for it.
+        uint64_t ao = uint64_t(a.a_off), bo = 0;
+        for (dim_t kg = 0; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+            const E *Bk = B + dim_t(bo);
             if constexpr (P == 1) {
                 typename vt::V bv[NV];
 #pragma GCC unroll 4
@@ -39,7 +40,7 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
                 bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
 #pragma GCC unroll 16
                 for (int m = 0; m < M; ++m) {
-                    const typename vt::V av = vt::bcast(Ar[m] + ao);
+                    const typename vt::V av = vt::bcast(Ar[m] + dim_t(ao));
 #pragma GCC unroll 4
                     for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
                 }
@@ -52,7 +53,7 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
                 bv[NV - 1] = vt::load_pairs_mask(Bk + (NV - 1) * W * 2, last);
 #pragma GCC unroll 16
                 for (int m = 0; m < M; ++m) {
-                    const typename vt::VI av = vt::bcast_pair(Ar[m] + ao);
+                    const typename vt::VI av = vt::bcast_pair(Ar[m] + dim_t(ao));
 #pragma GCC unroll 4
                     for (int j = 0; j < NV; ++j) acc[m][j] = vt::dot_bf16(acc[m][j], av, bv[j]);
                 }
