@@ -2,17 +2,22 @@
 // (and the reference on small ones), timed on the internal kernel interface: a new row gets its
 // benchmark rows here without code. Rows whose CPU features are missing are skipped (listed on
 // stderr). Threads: OMP_NUM_THREADS.
+// Also the microkernels alone (ukernel/<unit>/<type>/MxNV, one thread, operands in L1): the
+// ceiling that the schedules around them can reach.
 //   convgrad_bench_kernels [--problem=<Kind>:<desc>[:bf16][:bias]]... [--benchmark_* flags]
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "bench_counters.hpp"
 #include "bench_problems.hpp"
 #include "dispatch/registry.hpp"
 #include "fma_peak.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
 
 using namespace convgrad;
 
@@ -27,6 +32,47 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
     const auto k = impl->create(p->r.prob);
     const detail::conv_args args = buf.args(p->r);
     bench::timed_loop(state, 2 * p->r.prob.macs(), [&] { k->execute(args); });
+}
+
+// One microkernel call C[M x NV*W] = sum over K of A * B, with K = 256 (A, B and C stay in L1).
+template <typename E, int P>
+void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
+                 int M, int NV, int W) {
+    const dim_t K = 256, N = dim_t(NV) * W;
+    std::vector<E> A(size_t(M * K), E(1)), B(size_t(K * N), E(1));
+    std::vector<float> C(size_t(M * N));
+    std::vector<const E *> rows;
+    std::vector<float *> crows;
+    for (int m = 0; m < M; ++m) rows.push_back(A.data() + m * K), crows.push_back(C.data() + m * N);
+    const E *b = B.data();
+    const detail::brgemm_args<E> a{
+        K,      1, rows.data(), 0, P, &b, 0, N * P, crows.data(), W, detail::ukernel_init::zero,
+        nullptr};
+    bench::timed_loop(state, 2.0 * double(M) * double(N) * double(K), [&] {
+        fn(M, NV, a);
+        benchmark::DoNotOptimize(C.data());
+    });
+}
+
+// The largest register tile of each vector count that the plan uses (accumulators, B vectors
+// and one broadcast within the register file), for every microkernel this machine can run.
+void register_ukernel_benchmarks() {
+    for (const detail::ukernel_set *s : detail::all_ukernel_sets()) {
+        if (!detail::isa_available(s->isa)) continue;
+        for (int nv : {1, 2, 4}) {
+            const int m = std::min(detail::ukernel_max_rows, (s->nregs - nv - 1) / nv);
+            const std::string tile = std::to_string(m) + "x" + std::to_string(nv);
+            benchmark::RegisterBenchmark(
+                ("ukernel/" + std::string(s->name) + "/f32/" + tile).c_str(), run_ukernel<float, 1>,
+                s->f32, m, nv, s->vlen);
+            if (s->bf16)
+                benchmark::RegisterBenchmark(
+                    ("ukernel/" + std::string(s->name) +
+                     (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile)
+                        .c_str(),
+                    run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen);
+        }
+    }
 }
 
 }  // namespace
@@ -54,6 +100,7 @@ int main(int argc, char **argv) {
                 detail::cpu_features::from_missing(impl.needs(), detail::effective_features())
                     .to_string()
                     .c_str());
+    register_ukernel_benchmarks();
     for (const auto &p : problems) {
         for (const auto &impl : detail::impl_list()) {
             const bool is_ref = impl.create == detail::reference_impl().create;

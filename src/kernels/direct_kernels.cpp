@@ -8,6 +8,7 @@ class direct_kernel final : public kernel {
   public:
     direct_kernel(const direct_plan &pl, direct_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
+    std::string describe() const override { return detail::describe(pl_); }
 
   private:
     direct_plan pl_;

@@ -8,6 +8,9 @@
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
+#include "kernels/pack/packed_formats.hpp"
+#include "kernels/ukernel/brgemm_args.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -58,8 +61,21 @@ struct vt {
     }
 };
 
+#include "kernels/ukernel/brgemm_impl.hpp"
+#include "kernels/common/kernel_helpers.hpp"
+#include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/gemm_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
+
+
+#define UKERNEL_SET_NAME "avx2"
+#define UKERNEL_SET_ISA cpu_isa::avx2
+#define UKERNEL_SET_NREGS 16
+#include "kernels/ukernel/ukernel_set_impl.hpp"
+#include "kernels/pack/pack_set_impl.hpp"
 
 }  // namespace convgrad::detail::avx2

@@ -8,67 +8,35 @@
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
+#include "kernels/pack/packed_formats.hpp"
+#include "kernels/ukernel/brgemm_args.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::avx512 {
 
+#define CONVGRAD_UKERNEL_BF16
+
 #include "kernels/common/convert_scalar.hpp"
 
-struct vt {
-    static constexpr int W = 16;
-    using V = __m512;
-    using mask_t = __mmask16;
-    static inline mask_t mask(int n) { return mask_t((1u << n) - 1u); }
-    static inline V zero() { return _mm512_setzero_ps(); }
-    static inline V load(const float *p) { return _mm512_loadu_ps(p); }
-    static inline V load_mask(const float *p, mask_t m) { return _mm512_maskz_loadu_ps(m, p); }
-    static inline V bcast(const float *p) { return _mm512_set1_ps(*p); }
-    static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-    static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
-    static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
-    static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
-    using perm_t = __m512i;
-    static inline perm_t perm_index(int cg, int i) {
-        alignas(64) int idx[16];
-        for (int l = 0; l < 16; ++l) idx[l] = l - l % cg + i;
-        return _mm512_load_si512(idx);
-    }
-    static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
-    // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
-    static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
-        dim_t i = 0;
-        for (; i + 16 <= n; i += 16) {
-            const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i));
-            _mm512_storeu_ps(y + i, dt == data_type::bf16
-                                        ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
-                                        : _mm512_cvtph_ps(h));
-        }
-        widen_scalar(dt, x + i, y + i, n - i);
-    }
-    static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
-        dim_t i = 0;
-        for (; i + 16 <= n; i += 16) {
-            const __m512 v = _mm512_loadu_ps(x + i);
-            __m256i h;
-            if (dt == data_type::bf16) {
-                const __m512i u = _mm512_castps_si512(v);
-                const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-                __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-                const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-                r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-                h = _mm512_cvtepi32_epi16(r);
-            } else {
-                h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            }
-            _mm256_storeu_si256(reinterpret_cast<__m256i *>(y + i), h);
-        }
-        narrow_scalar(dt, x + i, y + i, n - i);
-    }
-};
+#include "kernels/avx512/vector_traits.hpp"
 
+#include "kernels/ukernel/brgemm_impl.hpp"
+#include "kernels/common/kernel_helpers.hpp"
+#include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/gemm_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
+
+
+#define UKERNEL_SET_NAME "avx512"
+#define UKERNEL_SET_ISA cpu_isa::avx512
+#define UKERNEL_SET_NREGS 32
+#include "kernels/ukernel/ukernel_set_impl.hpp"
+#include "kernels/pack/pack_set_impl.hpp"
 
 }  // namespace convgrad::detail::avx512

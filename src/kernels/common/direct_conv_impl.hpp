@@ -1,207 +1,19 @@
-// Direct convolution on channels-last f32 data, built from one batch-reduce microkernel
-// (oneDNN's brgemm idea):  C[M x N] (+)= sum_b A_b[M x K] * B_b[K x N].
+// Direct convolution on channels-last f32 data, built from the one batch-reduce microkernel
+// (oneDNN's brgemm idea, kernels/ukernel/):  C[M x N] (+)= sum_b A_b[M x K] * B_b[K x N].
 //
 // This file is included by each ISA's translation unit inside its own namespace, after that
-// unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks). Nothing
-// here is shared between ISAs, so no inline code compiled with one ISA's flags can leak into
-// another's. Standard headers are included by the including file, outside the namespace.
+// unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks) and
+// includes the parts: the microkernel (kernels/ukernel/), the packers (kernels/pack/) and the
+// schedules (kernels/schedule/). Here each direction sets up its operands and taps and runs its
+// schedule. Nothing here is shared between ISAs, so no inline code compiled with one ISA's
+// flags can leak into another's. Standard headers are included by the including file, outside
+// the namespace.
 //
 // The three core computations map onto the microkernel as follows (rows are pixels along w,
 // columns are channels, K is the reduced channel or pixel axis, the batch runs over taps/rows):
 //   fwd:         C = dst row (M pixels),  A = src pixels at stride s,  B = weights [ic][oc]
 //   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
 //   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
-
-using V = vt::V;
-using mask_t = vt::mask_t;
-constexpr int W = vt::W;
-
-// ----------------------------------------------------------------------------- microkernel --
-
-struct uk_args {
-    dim_t K;
-    int nbatch;
-    const float *const *A;  // per batch element: A(0, 0)
-    dim_t a_off, ams, aks;  // A(m, k) = A[b][a_off + m*ams + k*aks]
-    const float *const *B;  // per batch element: B(0, 0)
-    dim_t b_off, ldb;       // B(k, n) = B[b][b_off + k*ldb + n]
-    float *C;               // C(m, n) = C[m*cms + n]
-    dim_t cms;
-    int tail;               // valid lanes of the last vector (1..W)
-    int init;               // 0: C = sum, 1: C = bias + sum, 2: C += sum
-    const float *bias;      // bias of C's first column
-};
-
-template <int M, int NV>
-void ukernel(const uk_args &a) {
-    V acc[M][NV];
-    const mask_t last = vt::mask(a.tail);
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
-            if (a.init == 0) acc[m][j] = vt::zero();
-            else if (a.init == 1) acc[m][j] = vt::load_mask(a.bias + j * W, mk);
-            else acc[m][j] = vt::load_mask(a.C + m * a.cms + j * W, mk);
-        }
-    for (int b = 0; b < a.nbatch; ++b) {
-        const float *A0 = a.A[b] + a.a_off;
-        const float *B0 = a.B[b] + a.b_off;
-        for (dim_t k = 0; k < a.K; ++k) {
-            // Indexed rather than stepped: with a stride near INT64_MAX a pointer stepped past
-            // the last k would overflow (undefined behaviour, found by UBSan).
-            const float *A = A0 + k * a.aks, *B = B0 + k * a.ldb;
-            V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
-            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const V av = vt::bcast(A + m * a.ams);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
-        }
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m) {
-#pragma GCC unroll 4
-        for (int j = 0; j < NV - 1; ++j) vt::store(a.C + m * a.cms + j * W, acc[m][j]);
-        vt::store_mask(a.C + m * a.cms + (NV - 1) * W, acc[m][NV - 1], last);
-    }
-}
-
-// Every (rows M, vectors NV) instantiation of a microkernel, looked up at run time.
-// Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
-// library on an older processor never executes an instruction it lacks.
-constexpr int max_rows = 16;
-
-template <typename Args, template <int, int> class Kernel>
-struct kernel_table {
-    using fn_t = void (*)(const Args &);
-    fn_t fn[5][max_rows + 1] = {};
-    constexpr kernel_table() {
-        fill<1>(std::make_integer_sequence<int, max_rows>{});
-        fill<2>(std::make_integer_sequence<int, max_rows>{});
-        fill<3>(std::make_integer_sequence<int, max_rows>{});
-        fill<4>(std::make_integer_sequence<int, max_rows>{});
-    }
-    template <int NV, int... Ms>
-    constexpr void fill(std::integer_sequence<int, Ms...>) {
-        ((fn[NV][Ms + 1] = &Kernel<Ms + 1, NV>::run), ...);
-    }
-};
-
-template <int M, int NV>
-struct strided_kernel {
-    static void run(const uk_args &a) { ukernel<M, NV>(a); }
-};
-static constexpr kernel_table<uk_args, strided_kernel> kernels_table{};
-
-static inline void call_uk(int m, int nv, const uk_args &a) { kernels_table.fn[nv][m](a); }
-
-// --------------------------------------------------------------------------------- helpers --
-
-static inline dim_t imin(dim_t a, dim_t b) { return a < b ? a : b; }
-static inline dim_t imax(dim_t a, dim_t b) { return a > b ? a : b; }
-// Without `a + b - 1`: a stride near INT64_MAX must not overflow (b > 0, a > INT64_MIN).
-static inline dim_t div_up(dim_t a, dim_t b) { return a / b + (a % b != 0); }
-static inline dim_t floor_div(dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a) / b + ((-a) % b != 0)); }
-static inline dim_t ceil_div(dim_t a, dim_t b) { return -floor_div(-a, b); }
-static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) { balance211(n, nthr, ithr, s, e); }
-
-static inline float load_elem(data_type dt, const void *base, dim_t off) {
-    switch (dt) {
-        case data_type::bf16: return bf16_to_float(static_cast<const uint16_t *>(base)[off]);
-        case data_type::f16: return f16_to_float(static_cast<const uint16_t *>(base)[off]);
-        default: return static_cast<const float *>(base)[off];
-    }
-}
-static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
-    switch (dt) {
-        case data_type::bf16: static_cast<uint16_t *>(base)[off] = float_to_bf16(v); break;
-        case data_type::f16: static_cast<uint16_t *>(base)[off] = float_to_f16(v); break;
-        default: static_cast<float *>(base)[off] = v; break;
-    }
-}
-
-// Scratch memory of one execution, 64-byte aligned, returned to the thread's cache at scope
-// exit (src/threading/scratch_cache.hpp).
-struct scratch {
-    float *p = nullptr;
-    size_t cap = 0;
-    explicit scratch(dim_t floats) {
-        p = static_cast<float *>(scratch_acquire(size_t(imax(floats, 1)) * sizeof(float), &cap));
-    }
-    ~scratch() { scratch_release(p, cap); }
-    scratch(const scratch &) = delete;
-    scratch &operator=(const scratch &) = delete;
-};
-
-// A channels-last f32 tensor: element strides of n, d, h, w; channels contiguous.
-struct fview {
-    float *p;
-    dim_t n, d, h, w;
-    float *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const { return p + in * n + id * d + ih * h + iw * w; }
-};
-
-static fview user_view(const void *ptr, const data_layout &l) {
-    return {static_cast<float *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
-}
-static fview dense_view(float *p, dim_t C, const dim_t *sp) {
-    return {p, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};
-}
-
-// Copies a user data tensor (any strides, any float type) into dense channels-last f32.
-static void pack_data(const conv_problem &p, int nthr, const void *user, const data_layout &l,
-                      dim_t C, const dim_t *sp, float *out) {
-    const dim_t rows = p.mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            float *o = out + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (p.dt == data_type::f32 && l.c == 1) {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
-                                size_t(C) * sizeof(float));
-            } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::widen(p.dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
-            } else {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    for (dim_t c = 0; c < C; ++c)
-                        o[w * C + c] = load_elem(p.dt, user, base + w * l.sp[2] + c * l.c);
-            }
-        }
-    });
-}
-
-// Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
-static void unpack_data(const conv_problem &p, int nthr, const float *in, void *user,
-                        const data_layout &l, dim_t C, const dim_t *sp) {
-    const dim_t rows = p.mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            const float *x = in + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (l.c == 1 && p.dt != data_type::f32) {  // vector rounding to nearest-even
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::narrow(p.dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2], C);
-                continue;
-            }
-            for (dim_t w = 0; w < sp[2]; ++w)
-                for (dim_t c = 0; c < C; ++c)
-                    store_elem(p.dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
-        }
-    });
-}
 
 // A data tensor as the kernels see it: the user's memory when it is f32 with contiguous
 // channels, else a dense channels-last f32 copy, filled from the user's tensor when it is read
@@ -220,15 +32,15 @@ struct data_operand {
         : p(p_), direct(direct_), user(const_cast<void *>(user_)), l(l_), C(C_), sp(sp_),
           copy(direct_ ? 0 : p_.mb * sp_[0] * sp_[1] * sp_[2] * C_) {
         v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
-        if (!direct && read) pack_data(p, nthr, user, l, C, sp, copy.p);
+        if (!direct && read) pack_channels_last(p.dt, p.mb, nthr, user, l, C, sp, copy.p);
     }
     void store(int nthr) const {
-        if (!direct) unpack_data(p, nthr, copy.p, user, l, C, sp);
+        if (!direct) unpack_channels_last(p.dt, p.mb, nthr, copy.p, user, l, C, sp);
     }
 };
 
-// Weights as [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg, n = ocg; for
-// bwd_data (transposed) k = ocg, n = icg.
+// Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
+// n = ocg; for bwd_data (transposed) k = ocg, n = icg.
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                          dim_t ldn, float *out) {
     const weights_layout &l = p.wei;
@@ -240,14 +52,9 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
             const dim_t g = gt / ksp, t = gt % ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            float *o = out + (g * ksp + t) * K * ldn;
-            for (dim_t k = 0; k < K; ++k) {
-                for (dim_t n = 0; n < N; ++n) {
-                    const dim_t ocl = transposed ? k : n, icl = transposed ? n : k;
-                    o[k * ldn + n] = load_elem(p.dt, user, (g * p.ocg + ocl) * l.oc + icl * l.ic + toff);
-                }
-                for (dim_t n = N; n < ldn; ++n) o[k * ldn + n] = 0.f;
-            }
+            const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
+                                transposed ? l.oc : l.ic, transposed ? l.ic : l.oc};
+            pack_f32_panel(v, K, N, ldn, out + (g * ksp + t) * K * ldn);
         }
     });
 }
@@ -255,239 +62,6 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
 static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
     for (dim_t c = 0; c < C; ++c) out[c] = user ? load_elem(p.dt, user, c * p.bias_stride) : 0.f;
     for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
-}
-
-// Channel blocking of one group's N channels: blocks of up to max_nv vectors.
-struct nblock {
-    dim_t c0;
-    int nv, tail;
-};
-static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
-    const dim_t c0 = b * blk * W, n = imin(blk * W, N - c0);
-    (void)max_nv;
-    const int nv = int(div_up(n, W));
-    return {c0, nv, int(n - (nv - 1) * W)};
-}
-
-// ------------------------------------------------------------------- fwd and bwd_data --
-//
-// Both are a gather: every C pixel (a dst pixel for fwd; a src pixel of one stride phase for
-// bwd_data) sums, over a list of taps, one A pixel (src for fwd, dst for bwd_data) times that
-// tap's weights. Register tiles take M consecutive C pixels in flattened (n, d, h, w) order, so
-// tiles stay full even when rows are short (7x7 layers) and cross row ends. Per tile and tap
-// the microkernel gets one A pointer per row; a tap that falls outside A (padding) reads a
-// shared zero row instead of being special-cased.
-
-struct uk_rows_args {
-    dim_t K;
-    int nbatch;
-    const float *const *A;  // [nbatch][M] row pointers
-    const float *const *B;  // [nbatch]
-    dim_t a_off, b_off;     // A(m, k) = A[b][m][a_off + k], B(k, n) = B[b][b_off + k*ldb + n]
-    dim_t ldb;
-    float *const *C;        // [M] row pointers
-    int tail;
-    int init;  // 0: C = sum, 1: C = bias + sum, 2: C += sum
-    const float *bias;
-};
-
-template <int M, int NV>
-void ukernel_rows(const uk_rows_args &a) {
-    V acc[M][NV];
-    const mask_t last = vt::mask(a.tail);
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            const mask_t mk = j == NV - 1 ? last : vt::mask(W);
-            acc[m][j] = a.init == 0   ? vt::zero()
-                        : a.init == 1 ? vt::load_mask(a.bias + j * W, mk)
-                                      : vt::load_mask(a.C[m] + j * W, mk);
-        }
-    for (int b = 0; b < a.nbatch; ++b) {
-        const float *const *Ar = a.A + b * M;
-        const float *B = a.B[b] + a.b_off;
-        for (dim_t k = a.a_off; k < a.a_off + a.K; ++k) {
-            V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(B + j * W);
-            bv[NV - 1] = vt::load_mask(B + (NV - 1) * W, last);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const V av = vt::bcast(Ar[m] + k);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
-            B += a.ldb;
-        }
-    }
-#pragma GCC unroll 16
-    for (int m = 0; m < M; ++m) {
-#pragma GCC unroll 4
-        for (int j = 0; j < NV - 1; ++j) vt::store(a.C[m] + j * W, acc[m][j]);
-        vt::store_mask(a.C[m] + (NV - 1) * W, acc[m][NV - 1], last);
-    }
-}
-
-template <int M, int NV>
-struct rows_kernel {
-    static void run(const uk_rows_args &a) { ukernel_rows<M, NV>(a); }
-};
-static constexpr kernel_table<uk_rows_args, rows_kernel> rows_table{};
-
-// Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
-// a_mul*t + a_off[tap], valid in [0, a_size).
-struct gather_axis {
-    dim_t T, c_base, c_mul, a_mul, a_size;
-};
-struct gather_tap {
-    dim_t a_off[3];
-    dim_t w;  // tap index into the packed weights
-};
-
-struct gather_job {
-    const direct_plan *pl;
-    fview cv, av;          // C and A tensors (channels contiguous)
-    dim_t c_chan, a_chan;  // channels per group on the C side and the A side (K)
-    gather_axis ax[3];
-    const gather_tap *taps;
-    int ntaps;
-    const float *w;  // packed weights [g][tap][K][ldn]
-    dim_t ldn, ksp;
-    dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
-    const float *bias;  // per C channel, or null
-    const float *zeros; // K zeros
-};
-
-// Tiles are handled in groups of `tiles_per_unit`. When a tap-by-K panel of packed weights
-// would not stay in L1, K is cut into chunks that do (`kc`): each chunk runs over every tile of
-// the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
-constexpr int tiles_per_unit = 8;
-
-struct gather_tables {
-    const float **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
-    const float **B;  // [tile][slot]
-    float **C;        // [tile][M]
-    int *nbat;        // [tile]
-};
-
-static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks,
-                       dim_t kc, const gather_tables &tb) {
-    const conv_problem &p = j.pl->p;
-    const dim_t blk = j.pl->max_nv;
-    const int mt = j.pl->max_m[blk];
-    const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
-    const dim_t ntiles = div_up(Q, mt);
-    const dim_t K = j.K;
-    uk_rows_args a{};
-    a.ldb = j.ldn;
-    dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
-    for (dim_t w = s; w < e; ++w) {
-        const dim_t unit = w % nunits, gb = w / nunits, g = gb / nblocks;
-        const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, gb % nblocks);
-        const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
-        for (dim_t tile = tile0; tile < tile1; ++tile) {
-            const dim_t ti = tile - tile0, q0 = tile * mt;
-            const int m = int(imin(mt, Q - q0));
-            float **C = tb.C + ti * mt;
-            for (int r = 0; r < m; ++r) {
-                dim_t q = q0 + r;
-                pos[r][3] = q % T2;
-                q /= T2;
-                pos[r][2] = q % T1;
-                q /= T1;
-                pos[r][1] = q % T0;
-                pos[r][0] = q / T0;
-                C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
-                               j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
-                               j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
-                       g * j.c_chan + nb.c0;
-            }
-            int nbat = 0;
-            for (int t = 0; t < j.ntaps; ++t) {
-                const gather_tap &tp = j.taps[t];
-                // Rows of one slot are m apart: the microkernel reads A[b*M + row].
-                const float **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
-                bool any = false;
-                for (int r = 0; r < m; ++r) {
-                    const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
-                    const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
-                    const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
-                    const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 &&
-                                    x1 < j.ax[1].a_size && x2 >= 0 && x2 < j.ax[2].a_size;
-                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * j.a_chan : j.zeros;
-                    any |= ok;
-                }
-                if (!any) continue;  // the whole tile is in the padding for this tap
-                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0;
-            }
-            tb.nbat[ti] = nbat;
-        }
-        a.tail = nb.tail;
-        a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
-        for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
-            a.a_off = k0;
-            a.b_off = k0 * j.ldn;
-            a.K = imin(kc, K - k0);
-            a.init = k0 > 0 ? 2 : j.bias ? 1 : 0;
-            for (dim_t tile = tile0; tile < tile1; ++tile) {
-                const dim_t ti = tile - tile0;
-                a.A = tb.A + ti * j.ntaps * mt;
-                a.B = tb.B + ti * j.ntaps;
-                a.C = tb.C + ti * mt;
-                a.nbatch = tb.nbat[ti];
-                rows_table.fn[nb.nv][int(imin(mt, Q - tile * mt))](a);
-            }
-        }
-    }
-}
-
-// Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
-// the work of all of them is split statically over the threads.
-static void gather_parallel(const gather_job *jobs, dim_t njobs) {
-    const direct_plan &pl = *jobs[0].pl;
-    const conv_problem &p = pl.p;
-    const int mt = pl.max_m[pl.max_nv];
-    const dim_t K = jobs[0].K;
-    const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
-    dim_t total = 0;
-    int max_taps = 0;
-    for (dim_t c = 0; c < njobs; ++c) {
-        const gather_job &j = jobs[c];
-        const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
-        total += p.g * nblocks * div_up(div_up(Q, mt), tiles_per_unit);
-        max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
-    }
-    if (total == 0) return;
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        const dim_t slots = dim_t(tiles_per_unit) * max_taps;
-        scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
-        gather_tables tb;
-        tb.A = reinterpret_cast<const float **>(ptrs.p);
-        tb.B = tb.A + slots * mt;
-        tb.C = const_cast<float **>(tb.B + slots);
-        tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
-        dim_t s, e;
-        split(total, nt, ithr, s, e);
-        dim_t base = 0;
-        for (dim_t c = 0; c < njobs && base < e; ++c) {
-            const gather_job &j = jobs[c];
-            const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
-            const dim_t nunits = div_up(div_up(Q, mt), tiles_per_unit);
-            const dim_t work = p.g * nblocks * nunits;
-            const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
-            if (ls < le) {
-                // K chunk: the taps x K x (block width) panel of weights within ~40 KiB of L1.
-                const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
-                // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
-                const dim_t kc = K * row_bytes <= 256 * 1024
-                                     ? imax(K, 1)
-                                     : imax(16, (40 * 1024) / imax(row_bytes, 1) / 16 * 16);
-                gather_run(j, ls, le, nunits, nblocks, kc, tb);
-            }
-            base += work;
-        }
-    });
 }
 
 // Few input channels (the first layer of a network: 3): the kernel width and the channels
@@ -514,12 +88,12 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         fview inner = src;
         inner.p += p.pb[2] * src.w;  // column 0 of the user's row
         scratch tmp(p.mb * p.isp() * p.ic());
-        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
+        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
         const dim_t rows = p.mb * p.i[0] * p.i[1];
         for (dim_t r = 0; r < rows; ++r)
             std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(), size_t(p.i[2] * p.ic()) * sizeof(float));
     } else if (!pl.src_direct) {
-        pack_data(p, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
+        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
     }
     const dim_t ldn = div_up(p.ocg, W) * W;
     scratch wp(p.g * p.ksp() * p.icg * ldn);
@@ -627,6 +201,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
 }
 
 // ---------------------------------------------------------------------------- bwd_weights --
+// (the schedule is kernels/schedule/bwd_weights.hpp)
 
 static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
@@ -638,83 +213,10 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
     const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums
     scratch partials(nthr * part);
-    const dim_t rows = p.mb * p.o[0] * p.o[1];
-    const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
-    const dim_t chunk = pl.rows_per_chunk;
     // Two regions (no barrier inside one, see threading/parallel.hpp): per-thread partial sums,
     // then their fixed-order reduction.
-    parallel(nthr, [&](int ithr, int nt) {
-        float *P = partials.p + ithr * part;
-        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
-        scratch ptrs(4 * chunk);
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + chunk;
-        dim_t r0, r1;
-        split(rows, nt, ithr, r0, r1);
-        uk_args a{};
-        a.A = A;
-        a.B = B;
-        a.ams = 1;
-        a.aks = p.s[2] * src.w;
-        a.ldb = dst.w;
-        a.cms = ldn;
-        a.init = 2;
-        for (dim_t c = r0; c < r1; c += chunk) {
-            const dim_t ce = imin(c + chunk, r1);
-            for (dim_t g = 0; g < p.g; ++g)
-                for (dim_t t = 0; t < ksp; ++t) {
-                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
-                                kd = t / (p.k[2] * p.k[1]);
-                    const dim_t off = kw * p.dl[2] - p.pb[2];
-                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
-                    if (lo >= hi) continue;
-                    int nbat = 0;
-                    for (dim_t row = c; row < ce; ++row) {
-                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
-                                    n = row / (p.o[1] * p.o[0]);
-                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                        A[nbat] = src.at(n, id, ih, lo * p.s[2] + off) + g * p.icg;
-                        B[nbat++] = dst.at(n, od, oh, lo) + g * p.ocg;
-                    }
-                    if (nbat == 0) continue;
-                    a.K = hi - lo;
-                    a.nbatch = nbat;
-                    float *cbase = P + (g * ksp + t) * p.icg * ldn;
-                    for (dim_t b = 0; b < nblocks; ++b) {
-                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
-                        const int mmax = pl.max_m[nb.nv];
-                        a.b_off = nb.c0;
-                        a.tail = nb.tail;
-                        for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
-                            const int m = int(imin(mmax, p.icg - ic0));
-                            a.a_off = ic0;
-                            a.C = cbase + ic0 * ldn + nb.c0;
-                            call_uk(m, nb.nv, a);
-                        }
-                    }
-                }
-        }
-    });
-    parallel(nthr, [&](int ithr, int nt) {
-        // Fixed-order reduction of the partial sums into the user's weights.
-        const weights_layout &l = p.wei;
-        const dim_t nw = p.g * ksp * p.icg;
-        dim_t s, e;
-        split(nw, nt, ithr, s, e);
-        for (dim_t x = s; x < e; ++x) {
-            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
-                float sum = 0.f;
-                for (int q = 0; q < nt; ++q) sum += partials.p[q * part + x * ldn + ocl];
-                store_elem(p.dt, args.out, base + (g * p.ocg + ocl) * l.oc, sum);
-            }
-        }
-    });
+    bwd_weights_partials(pl, src, dst, ldn, part, partials.p);
+    reduce_weight_partials(pl, partials.p, part, ldn, args.out);
 }
 
 // --------------------------------------------------------------------------------- entry --

@@ -1,9 +1,13 @@
-// The plan of the direct (brgemm-style) convolution kernels, fixed at compile time. Plain data:
+// The plan of the direct (brgemm-style) convolution kernels, fixed at compile time from the
+// problem, the instruction set's registers and the machine's cache sizes. Plain data:
 // it is shared by the per-ISA translation units, which must not share inline code (each ISA's
 // code lives in its own namespace, see direct_conv_impl.hpp).
 #pragma once
 
+#include <string>
+
 #include "core/conv_problem.hpp"
+#include "kernels/plan/cache_sizes.hpp"
 
 namespace convgrad::detail {
 
@@ -17,9 +21,19 @@ struct direct_plan {
     bool src_direct, dst_direct;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
+    // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
+    // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
+    // gather_panel bytes (L1), each reused by a group of register tiles.
+    dim_t gather_whole_k, gather_panel;
+    cache_sizes caches;  // what the blocking was derived from
 };
 
-/// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers.
-direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs);
+/// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers, for
+/// caches of the given sizes (by default this machine's).
+direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
+                             const cache_sizes &caches = machine_caches());
+
+/// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2.
+std::string describe(const direct_plan &pl);
 
 }  // namespace convgrad::detail

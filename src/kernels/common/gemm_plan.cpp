@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernels/plan/cache_sizes.hpp"
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -148,14 +149,25 @@ double copy_cost(double along, double across, int vlen) {
 }
 
 // Column blocks of up to 1024 (long runs of C rows written to memory, e.g. NCX pixels; the B
-// block kc x nc stays in L2) and the f32 block of C a unit accumulates (mc x nc) up to 64 Ki
-// floats (L2).
-constexpr dim_t max_nc = 1024, max_block = 64 * 1024;
+// block kc x nc stays in L2) and the f32 block of C a unit accumulates (mc x nc) within the L2
+// budget of the machine's caches (kernels/plan/cache_sizes.hpp).
+constexpr dim_t max_nc = 1024;
+
+const cache_budget &budget() {
+    static const cache_budget b = budget_of(machine_caches());
+    return b;
+}
+
+// K block: mr rows of A and an NR-wide panel of B within the L1 budget.
+dim_t block_kc(dim_t mr, dim_t NR) {
+    return std::max<dim_t>(16, (budget().l1_panel / 4) / (mr + NR));
+}
 
 dim_t block_nc(dim_t N, dim_t NR) {
     return std::max(NR, std::min(round_up(std::max<dim_t>(N, 1), NR), max_nc / NR * NR));
 }
 dim_t block_mc(dim_t M, dim_t mr, dim_t nc) {
+    const dim_t max_block = budget().l2_block / 4;  // floats
     return std::max(mr, std::min(round_up(std::max<dim_t>(M, 1), mr), max_block / nc / mr * mr));
 }
 
@@ -176,7 +188,7 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     e.fma = double(M) * double(div_up(N, NR) * nv) * double(K) / 2.0 / tile_efficiency(mr, nv);
     // Per microkernel call: its C tile read and written, pointers set up; it matters when K is
     // short (a K of 1 is an outer product, bound by the C traffic).
-    const dim_t kc = std::max<dim_t>(16, (40 * 1024 / 4) / (mr + NR));
+    const dim_t kc = block_kc(mr, NR);
     e.fma += double(div_up(M, mr) * div_up(N, NR) * div_up(std::max<dim_t>(K, 1), kc)) *
              double(2 * mr * nv + 12);
     // Copy cost of operand X[a][b] copied along b.
@@ -358,8 +370,7 @@ gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector
     pl.nv = c.best.nv;
     pl.mr = c.best.mr;
     const dim_t NR = dim_t(pl.nv) * vlen, mr = pl.mr;
-    // K block: mr rows of A and an NR-wide panel of B within about 40 KiB of L1.
-    pl.kc = std::max<dim_t>(16, (40 * 1024 / 4) / (mr + NR) / 16 * 16);
+    pl.kc = std::max<dim_t>(16, block_kc(mr, NR) / 16 * 16);
     pl.kc = std::max<dim_t>(1, std::min(pl.kc, pl.K));
     pl.nc = block_nc(pl.N, NR);
     pl.mc = block_mc(pl.M, mr, pl.nc);
@@ -393,7 +404,8 @@ std::string describe(const gemm_plan &pl) {
                     " kc=" + std::to_string(pl.kc) + " ksplit=" + std::to_string(pl.ksplit) +
                     (pl.prefill ? " prefill" : "") + " est=" + fmt(pl.est.total()) + " (fma " +
                     fmt(pl.est.fma) + ", pack " + fmt(pl.est.pack) + ", store " +
-                    fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate);
+                    fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate) +
+                    " caches: " + to_string(machine_caches());
     (void)axis_name;
     return s;
 }

@@ -9,6 +9,9 @@
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
+#include "kernels/pack/packed_formats.hpp"
+#include "kernels/ukernel/brgemm_args.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -43,7 +46,20 @@ struct vt {
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }
 };
 
+#include "kernels/ukernel/brgemm_impl.hpp"
+#include "kernels/common/kernel_helpers.hpp"
+#include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/gemm_impl.hpp"
+
+
+#define UKERNEL_SET_NAME "sse2"
+#define UKERNEL_SET_ISA cpu_isa::generic
+#define UKERNEL_SET_NREGS 16
+#include "kernels/ukernel/ukernel_set_impl.hpp"
+#include "kernels/pack/pack_set_impl.hpp"
 
 }  // namespace convgrad::detail::sse2

@@ -1,0 +1,83 @@
+// The AVX-512 vector traits (16 floats per vector, 32 registers) of the microkernel and the
+// direct/gemm/grouped kernels, included inside the namespace of an AVX-512 translation unit:
+// the plain AVX-512 one (vdpbf16ps emulated) and the AVX512_BF16 one, which defines
+// CONVGRAD_NATIVE_VDPBF16PS first.
+
+#ifndef CONVGRAD_NATIVE_VDPBF16PS
+#include "kernels/avx512/vdpbf16ps_emulation.hpp"
+#endif
+
+struct vt {
+    static constexpr int W = 16;
+    using V = __m512;
+    using mask_t = __mmask16;
+    static inline mask_t mask(int n) { return mask_t((1u << n) - 1u); }
+    static inline V zero() { return _mm512_setzero_ps(); }
+    static inline V load(const float *p) { return _mm512_loadu_ps(p); }
+    static inline V load_mask(const float *p, mask_t m) { return _mm512_maskz_loadu_ps(m, p); }
+    static inline V bcast(const float *p) { return _mm512_set1_ps(*p); }
+    static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
+    static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
+    static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+    using perm_t = __m512i;
+    static inline perm_t perm_index(int cg, int i) {
+        alignas(64) int idx[16];
+        for (int l = 0; l < 16; ++l) idx[l] = l - l % cg + i;
+        return _mm512_load_si512(idx);
+    }
+    static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
+    // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
+    static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
+        dim_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i));
+            _mm512_storeu_ps(y + i, dt == data_type::bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(
+                                                                _mm512_cvtepu16_epi32(h), 16))
+                                                          : _mm512_cvtph_ps(h));
+        }
+        widen_scalar(dt, x + i, y + i, n - i);
+    }
+    static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
+        dim_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m512 v = _mm512_loadu_ps(x + i);
+            __m256i h;
+            if (dt == data_type::bf16) {
+                const __m512i u = _mm512_castps_si512(v);
+                const __m512i lsb =
+                    _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+                __m512i r = _mm512_srli_epi32(
+                    _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+                const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+                r = _mm512_mask_mov_epi32(
+                    r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+                h = _mm512_cvtepi32_epi16(r);
+            } else {
+                h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i *>(y + i), h);
+        }
+        narrow_scalar(dt, x + i, y + i, n - i);
+    }
+    // bf16 pairs (the K packing 2 of the microkernel): 16 dwords of two bf16 each.
+    using VI = __m512i;
+    static inline VI load_pairs(const uint16_t *p) { return _mm512_loadu_si512(p); }
+    static inline VI load_pairs_mask(const uint16_t *p, mask_t m) {
+        return _mm512_maskz_loadu_epi32(m, p);
+    }
+    static inline VI bcast_pair(const uint16_t *p) {
+        int32_t pair;
+        std::memcpy(&pair, p, sizeof pair);
+        return _mm512_set1_epi32(pair);
+    }
+#ifdef CONVGRAD_NATIVE_VDPBF16PS
+    static inline V dot_bf16(V acc, VI a, VI b) {
+        return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b);
+    }
+#else
+    static inline V dot_bf16(V acc, VI a, VI b) {
+        return vdpbf16ps_emulated(acc, a, b);
+    }
+#endif
+};

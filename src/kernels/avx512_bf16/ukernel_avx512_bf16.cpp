@@ -1,0 +1,28 @@
+// AVX512_BF16 instantiation of the microkernels: the bf16-pairs kernel on the native vdpbf16ps.
+// Its own unit with its own flags (-mavx512bf16), so that no other code is compiled with them.
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "core/float_convert.hpp"
+#include "kernels/ukernel/brgemm_args.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
+
+namespace convgrad::detail::avx512_bf16 {
+
+#define CONVGRAD_NATIVE_VDPBF16PS
+#define CONVGRAD_UKERNEL_BF16
+#include "kernels/common/convert_scalar.hpp"  // (the traits' conversions use it)
+
+#include "kernels/avx512/vector_traits.hpp"  // (the microkernel uses the traits)
+
+#include "kernels/ukernel/brgemm_impl.hpp"
+
+#define UKERNEL_SET_NAME "avx512_bf16"
+#define UKERNEL_SET_ISA cpu_isa::avx512_bf16
+#define UKERNEL_SET_NREGS 32
+#include "kernels/ukernel/ukernel_set_impl.hpp"
+
+}  // namespace convgrad::detail::avx512_bf16

@@ -1,0 +1,128 @@
+// The GEMM kernel's operand packers: A rows and B panels (f32 panels, kernels/pack/) read from
+// any user tensor through the plan's offset tables, and C written back once. Included inside an
+// ISA namespace after kernel_helpers.hpp.
+
+// n contiguous elements of a user tensor at element offset `off`, as f32.
+static inline void gemm_copy_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {
+    if (dt == data_type::f32)
+        std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
+    else
+        vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
+}
+
+// The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
+// into the user's tensor when it is f32 with k contiguous (nothing to copy), else into `buf`,
+// filled row by row ([r][k]; bf16/f16 widened exactly).
+static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t m, dim_t rows,
+                        dim_t k0, dim_t kcnt, float *buf, const float **ptr) {
+    const gemm_operand &a = pl.a;
+    const data_type dt = pl.p.dt;
+    const bool k_contiguous = a.col_run[k0] >= kcnt;
+    if (dt == data_type::f32 && k_contiguous) {
+        for (dim_t r = 0; r < rows; ++r)
+            ptr[r] = static_cast<const float *>(base) + goff + a.row[m + r] + a.col[k0];
+        return;
+    }
+    for (dim_t r = 0; r < rows; ++r) ptr[r] = buf + r * kcnt;
+    if (k_contiguous) {
+        for (dim_t r = 0; r < rows; ++r)
+            gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
+    } else if (a.row_run[m] >= rows) {  // rows contiguous: read along them
+        for (dim_t k = 0; k < kcnt; ++k) {
+            const dim_t off = goff + a.row[m] + a.col[k0 + k];
+            for (dim_t r = 0; r < rows; ++r) buf[r * kcnt + k] = load_elem(dt, base, off + r);
+        }
+    } else {
+        for (dim_t r = 0; r < rows; ++r)
+            for (dim_t k = 0; k < kcnt; ++k)
+                buf[r * kcnt + k] = load_elem(dt, base, goff + a.row[m + r] + a.col[k0 + k]);
+    }
+}
+
+// B k [k0, k0 + kcnt) x n [n0, n0 + ncnt) as one panel [k][ldb], columns ncnt..ldb zero.
+static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t k0, dim_t kcnt,
+                        dim_t n0, dim_t ncnt, dim_t ldb, float *out) {
+    const gemm_operand &b = pl.b;
+    const data_type dt = pl.p.dt;
+    if (b.col_run[n0] >= ncnt) {  // columns contiguous: one run per k
+        for (dim_t k = 0; k < kcnt; ++k) {
+            float *o = out + k * ldb;
+            gemm_copy_run(dt, base, goff + b.row[k0 + k] + b.col[n0], o, ncnt);
+            for (dim_t n = ncnt; n < ldb; ++n) o[n] = 0.f;
+        }
+        return;
+    }
+    for (dim_t k = 0; k < kcnt; ++k)
+        for (dim_t n = ncnt; n < ldb; ++n) out[k * ldb + n] = 0.f;
+    for (dim_t n = 0; n < ncnt; ++n) {
+        const dim_t coff = goff + b.col[n0 + n];
+        if (dt == data_type::f32 && b.row_run[k0] >= kcnt) {  // k contiguous: strided writes
+            const float *s = static_cast<const float *>(base) + coff + b.row[k0];
+            for (dim_t k = 0; k < kcnt; ++k) out[k * ldb + n] = s[k];
+        } else {
+            for (dim_t k = 0; k < kcnt; ++k)
+                out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
+        }
+    }
+}
+
+// Writes rows [m0, m0 + mcnt) x columns [n0, n0 + ncnt) of C from an f32 block (rows ld apart),
+// adding the bias, rounding once to the output type.
+static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t mcnt, dim_t n0,
+                       dim_t ncnt, float *blk, dim_t ld, const float *bias) {
+    const gemm_operand &c = pl.c;
+    const data_type dt = pl.p.dt;
+    const dim_t goff = g * c.gstride;
+    if (bias) {
+        const float *bg = bias + g * pl.bias_chg;
+        for (dim_t r = 0; r < mcnt; ++r) {
+            float *row = blk + r * ld;
+            if (pl.bias_axis == 0) {
+                const float v = bg[pl.bias_ch[m0 + r]];
+                for (dim_t n = 0; n < ncnt; ++n) row[n] += v;
+            } else {
+                for (dim_t n = 0; n < ncnt; ++n) row[n] += bg[pl.bias_ch[n0 + n]];
+            }
+        }
+    }
+    if (c.col_run[n0] < ncnt && c.row_run[m0] >= mcnt && mcnt > 1) {
+        // Columns of C contiguous in memory (and rows not): write column by column.
+        for (dim_t n = 0; n < ncnt; ++n) {
+            const dim_t off = goff + c.col[n0 + n] + c.row[m0];
+            for (dim_t r = 0; r < mcnt; ++r) store_elem(dt, out, off + r, blk[r * ld + n]);
+        }
+        return;
+    }
+    for (dim_t r = 0; r < mcnt; ++r) {
+        const float *row = blk + r * ld;
+        const dim_t roff = goff + c.row[m0 + r];
+        for (dim_t n = 0; n < ncnt;) {
+            const dim_t run = imin(c.col_run[n0 + n], ncnt - n), off = roff + c.col[n0 + n];
+            if (dt == data_type::f32)
+                std::memcpy(static_cast<float *>(out) + off, row + n, size_t(run) * sizeof(float));
+            else
+                vt::narrow(dt, row + n, static_cast<uint16_t *>(out) + off, run);
+            n += run;
+        }
+    }
+}
+
+// bwd_data when the windows do not read every src element: those are the bias (or zero).
+static void gemm_prefill(const gemm_plan &pl, void *out, const float *bias) {
+    const conv_problem &p = pl.p;
+    const data_layout &l = p.src;
+    const dim_t rows = p.mb * p.ic();
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        dim_t s, e;
+        split(rows, nthr, ithr, s, e);
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t c = r % p.ic(), n = r / p.ic();
+            const float v = bias ? bias[c] : 0.f;
+            for (dim_t d = 0; d < p.i[0]; ++d)
+                for (dim_t h = 0; h < p.i[1]; ++h)
+                    for (dim_t w = 0; w < p.i[2]; ++w)
+                        store_elem(p.dt, out,
+                                   n * l.n + c * l.c + d * l.sp[0] + h * l.sp[1] + w * l.sp[2], v);
+        }
+    });
+}

@@ -1,0 +1,39 @@
+// The data-cache sizes the kernel plans block for, read from the machine once, and the blocking
+// derived from them (instead of constants tuned on one machine).
+#pragma once
+
+#include <string>
+
+#include "core/conv_problem.hpp"
+
+namespace convgrad::detail {
+
+struct cache_sizes {
+    dim_t l1d = 0;            // bytes of L1 data cache per core
+    dim_t l2 = 0;             // bytes of L2 per core
+    const char *source = "";  // where the figures came from: "sysconf", "cpuid", "fallback"
+};
+
+/// This machine's caches, read on first use (sysconf, else CPUID leaf 4, else 32 KiB / 1 MiB);
+/// the same values for the life of the process, so plans (and results) do not vary.
+const cache_sizes &machine_caches();
+
+/// Parses CPUID leaf 4 sub-leaf registers into (level, type, bytes); type 1 = data, 3 = unified.
+void cpuid4_cache(unsigned eax, unsigned ebx, unsigned ecx, int &level, int &type, dim_t &bytes);
+
+/// The blocking the kernels derive from the cache sizes, in bytes.
+struct cache_budget {
+    dim_t l1_panel;  // a K chunk of packed weights (or of an A/B panel pair) kept in L1
+    dim_t l2_whole;  // below this a gather keeps all of K in one chunk (it stays in L2)
+    dim_t l2_rows;   // bwd_weights: src and diff_dst rows reduced together
+    dim_t l2_block;  // gemm: the f32 block of C a unit accumulates
+};
+/// 5/6 of L1 (room for the A rows and C tile next to the panel), 1/8 of L2 for a whole-K
+/// panel (shared with the data it multiplies), 1/4 of L2 for the bwd_weights rows and the C
+/// block. On a 48 KiB / 2 MiB core these are the constants the kernels used before
+/// (40 KiB, 256 KiB, 512 KiB, 256 KiB).
+cache_budget budget_of(const cache_sizes &c);
+
+std::string to_string(const cache_sizes &c);
+
+}  // namespace convgrad::detail

@@ -1,0 +1,109 @@
+// The bwd_weights schedule: each thread reduces its rows (n, d, h) of src and diff_dst into
+// its own f32 partial weights through the microkernel, one (group, tap) at a time; then the
+// partials are summed in thread order (fixed, whatever the timing: results are bit-identical
+// between runs) and rounded once into the user's weights. Included inside an ISA namespace.
+//
+//   for each chunk of rows (L2 budget, plan.rows_per_chunk), group g, tap t:
+//     batch = the chunk's rows whose src row exists for this tap
+//     for each block of oc vectors, each tile of ic rows:
+//       C[ic x oc] of (g, t) += sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
+
+// partials: nthr x part floats, [g][tap][icg][ldn] per thread.
+static void bwd_weights_partials(const direct_plan &pl, const fview &src, const fview &dst,
+                                 dim_t ldn, dim_t part, float *partials) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    const dim_t ksp = p.ksp();
+    const dim_t rows = p.mb * p.o[0] * p.o[1];
+    const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
+    const dim_t chunk = pl.rows_per_chunk;
+    parallel(nthr, [&](int ithr, int nt) {
+        float *P = partials + ithr * part;
+        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
+        // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
+        // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
+        dim_t r0, r1;
+        split(rows, nt, ithr, r0, r1);
+        const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
+        const float **A = reinterpret_cast<const float **>(ptrs.p);
+        const float **B = A + nptr;
+        const float **Arows = B + nptr;
+        float **C = const_cast<float **>(Arows + nptr * max_rows);
+        brgemm_f32_args a{};
+        a.A = Arows;
+        a.B = B;
+        a.C = C;
+        a.aks = p.s[2] * src.w;
+        a.ldb = dst.w;
+        a.init = ukernel_init::accumulate;
+        for (dim_t c = r0; c < r1; c += chunk) {
+            const dim_t ce = imin(c + chunk, r1);
+            for (dim_t g = 0; g < p.g; ++g)
+                for (dim_t t = 0; t < ksp; ++t) {
+                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
+                                kd = t / (p.k[2] * p.k[1]);
+                    const dim_t off = kw * p.dl[2] - p.pb[2];
+                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                    if (lo >= hi) continue;
+                    int nbat = 0;
+                    for (dim_t row = c; row < ce; ++row) {
+                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
+                                    n = row / (p.o[1] * p.o[0]);
+                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                        A[nbat] = src.at(n, id, ih, lo * p.s[2] + off) + g * p.icg;
+                        B[nbat++] = dst.at(n, od, oh, lo) + g * p.ocg;
+                    }
+                    if (nbat == 0) continue;
+                    a.K = hi - lo;
+                    a.nbatch = nbat;
+                    float *cbase = P + (g * ksp + t) * p.icg * ldn;
+                    int table_m = 0;  // the tile height Arows is laid out for
+                    for (dim_t b = 0; b < nblocks; ++b) {
+                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                        const int mmax = pl.max_m[nb.nv];
+                        a.b_off = nb.c0;
+                        a.tail = nb.tail;
+                        for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
+                            const int m = int(imin(mmax, p.icg - ic0));
+                            if (m != table_m) {
+                                for (int x = 0; x < nbat; ++x)
+                                    for (int r = 0; r < m; ++r) Arows[x * m + r] = A[x] + r;
+                                table_m = m;
+                            }
+                            a.a_off = ic0;
+                            for (int r = 0; r < m; ++r) C[r] = cbase + (ic0 + r) * ldn + nb.c0;
+                            call_f32_ukernel(m, nb.nv, a);
+                        }
+                    }
+                }
+        }
+    });
+}
+
+// Sums the threads' partials in thread order into the user's weights (rounded once).
+static void reduce_weight_partials(const direct_plan &pl, const float *partials, dim_t part,
+                                   dim_t ldn, void *out) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp();
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        // Fixed-order reduction of the partial sums into the user's weights.
+        const weights_layout &l = p.wei;
+        const dim_t nw = p.g * ksp * p.icg;
+        dim_t s, e;
+        split(nw, nt, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
+                float sum = 0.f;
+                for (int q = 0; q < nt; ++q) sum += partials[q * part + x * ldn + ocl];
+                store_elem(p.dt, out, base + (g * p.ocg + ocl) * l.oc, sum);
+            }
+        }
+    });
+}

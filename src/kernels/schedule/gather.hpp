@@ -1,0 +1,182 @@
+// The gather schedule of fwd and bwd_data (the stride phases of bwd_data are separate gathers
+// run in one parallel region), one loop nest over the microkernel (kernels/ukernel/) and the
+// packed weights (kernels/pack/). Included inside an ISA namespace after those parts.
+
+// Channel blocking of one group's N channels: blocks of up to max_nv vectors.
+struct nblock {
+    dim_t c0;
+    int nv, tail;
+};
+static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
+    const dim_t c0 = b * blk * W, n = imin(blk * W, N - c0);
+    (void)max_nv;
+    const int nv = int(div_up(n, W));
+    return {c0, nv, int(n - (nv - 1) * W)};
+}
+
+// Both are a gather: every C pixel (a dst pixel for fwd; a src pixel of one stride phase for
+// bwd_data) sums, over a list of taps, one A pixel (src for fwd, dst for bwd_data) times that
+// tap's weights. Register tiles take M consecutive C pixels in flattened (n, d, h, w) order, so
+// tiles stay full even when rows are short (7x7 layers) and cross row ends. Per tile and tap
+// the microkernel gets one A pointer per row; a tap that falls outside A (padding) reads a
+// shared zero row instead of being special-cased.
+
+// Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
+// a_mul*t + a_off[tap], valid in [0, a_size).
+struct gather_axis {
+    dim_t T, c_base, c_mul, a_mul, a_size;
+};
+struct gather_tap {
+    dim_t a_off[3];
+    dim_t w;  // tap index into the packed weights
+};
+
+struct gather_job {
+    const direct_plan *pl;
+    fview cv, av;          // C and A tensors (channels contiguous)
+    dim_t c_chan, a_chan;  // channels per group on the C side and the A side (K)
+    gather_axis ax[3];
+    const gather_tap *taps;
+    int ntaps;
+    const float *w;  // packed weights [g][tap][K][ldn]
+    dim_t ldn, ksp;
+    dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
+    const float *bias;   // per C channel, or null
+    const float *zeros;  // K zeros
+};
+
+// Tiles are handled in groups of `tiles_per_unit`. When a tap-by-K panel of packed weights
+// would not stay in L1, K is cut into chunks that do (`kc`): each chunk runs over every tile of
+// the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
+constexpr int tiles_per_unit = 8;
+
+struct gather_tables {
+    const float **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
+    const float **B;  // [tile][slot]
+    float **C;        // [tile][M]
+    int *nbat;        // [tile]
+};
+
+static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks, dim_t kc,
+                       const gather_tables &tb) {
+    const conv_problem &p = j.pl->p;
+    const dim_t blk = j.pl->max_nv;
+    const int mt = j.pl->max_m[blk];
+    const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
+    const dim_t ntiles = div_up(Q, mt);
+    const dim_t K = j.K;
+    brgemm_f32_args a{};
+    a.aks = 1;
+    a.ldb = j.ldn;
+    dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
+    for (dim_t w = s; w < e; ++w) {
+        const dim_t unit = w % nunits, gb = w / nunits, g = gb / nblocks;
+        const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, gb % nblocks);
+        const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
+        for (dim_t tile = tile0; tile < tile1; ++tile) {
+            const dim_t ti = tile - tile0, q0 = tile * mt;
+            const int m = int(imin(mt, Q - q0));
+            float **C = tb.C + ti * mt;
+            for (int r = 0; r < m; ++r) {
+                dim_t q = q0 + r;
+                pos[r][3] = q % T2;
+                q /= T2;
+                pos[r][2] = q % T1;
+                q /= T1;
+                pos[r][1] = q % T0;
+                pos[r][0] = q / T0;
+                C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
+                               j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
+                               j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
+                       g * j.c_chan + nb.c0;
+            }
+            int nbat = 0;
+            for (int t = 0; t < j.ntaps; ++t) {
+                const gather_tap &tp = j.taps[t];
+                // Rows of one slot are m apart: the microkernel reads A[b*M + row].
+                const float **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
+                bool any = false;
+                for (int r = 0; r < m; ++r) {
+                    const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
+                    const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
+                    const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
+                    const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 &&
+                                    x1 < j.ax[1].a_size && x2 >= 0 && x2 < j.ax[2].a_size;
+                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * j.a_chan : j.zeros;
+                    any |= ok;
+                }
+                if (!any) continue;  // the whole tile is in the padding for this tap
+                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0;
+            }
+            tb.nbat[ti] = nbat;
+        }
+        a.tail = nb.tail;
+        a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
+        for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
+            a.a_off = k0;
+            a.b_off = k0 * j.ldn;
+            a.K = imin(kc, K - k0);
+            a.init = k0 > 0   ? ukernel_init::accumulate
+                     : j.bias ? ukernel_init::bias
+                              : ukernel_init::zero;
+            for (dim_t tile = tile0; tile < tile1; ++tile) {
+                const dim_t ti = tile - tile0;
+                a.A = tb.A + ti * j.ntaps * mt;
+                a.B = tb.B + ti * j.ntaps;
+                a.C = tb.C + ti * mt;
+                a.nbatch = tb.nbat[ti];
+                call_f32_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+            }
+        }
+    }
+}
+
+// Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
+// the work of all of them is split statically over the threads.
+static void gather_parallel(const gather_job *jobs, dim_t njobs) {
+    const direct_plan &pl = *jobs[0].pl;
+    const conv_problem &p = pl.p;
+    const int mt = pl.max_m[pl.max_nv];
+    const dim_t K = jobs[0].K;
+    const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
+    dim_t total = 0;
+    int max_taps = 0;
+    for (dim_t c = 0; c < njobs; ++c) {
+        const gather_job &j = jobs[c];
+        const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
+        total += p.g * nblocks * div_up(div_up(Q, mt), tiles_per_unit);
+        max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
+    }
+    if (total == 0) return;
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        const dim_t slots = dim_t(tiles_per_unit) * max_taps;
+        scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
+        gather_tables tb;
+        tb.A = reinterpret_cast<const float **>(ptrs.p);
+        tb.B = tb.A + slots * mt;
+        tb.C = const_cast<float **>(tb.B + slots);
+        tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
+        dim_t s, e;
+        split(total, nt, ithr, s, e);
+        dim_t base = 0;
+        for (dim_t c = 0; c < njobs && base < e; ++c) {
+            const gather_job &j = jobs[c];
+            const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
+            const dim_t nunits = div_up(div_up(Q, mt), tiles_per_unit);
+            const dim_t work = p.g * nblocks * nunits;
+            const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
+            if (ls < le) {
+                // K chunk: the taps x K x (block width) panel of weights within the plan's L1
+                // budget (all of K while the whole panel fits its L2 budget).
+                const dim_t row_bytes =
+                    dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
+                // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
+                const dim_t kc = K * row_bytes <= pl.gather_whole_k
+                                     ? imax(K, 1)
+                                     : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
+                gather_run(j, ls, le, nunits, nblocks, kc, tb);
+            }
+            base += work;
+        }
+    });
+}

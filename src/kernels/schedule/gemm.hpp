@@ -1,0 +1,113 @@
+// The GEMM kernel: convolutions that are matrix products (see gemm_plan.hpp), as packers, the
+// one register-blocked microkernel (kernels/ukernel/) and a blocked schedule over them.
+//
+//   C[M x N] = sum_k A[M x K] * B[K x N]   per group, every operand a view of a user tensor
+//
+// Operands are read through offset tables (element = group base + row[r] + col[c]), so any
+// layout and any user strides work: the packers copy what the microkernel needs, contiguous
+// runs as vectors (bf16/f16 widened exactly on the way), the rest element by element. C is
+// accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16).
+//
+// The schedule; included by each ISA's translation unit inside its own namespace after the
+// microkernel, kernel_helpers.hpp and pack/gemm_operands_impl.hpp.
+
+// ------------------------------------------------------------------------------- schedule --
+//
+// Units of work: (group, row block mc, column block nc, K part); a static split over threads.
+// Per unit and K block kc: pack the B block (every column panel of nv vectors, reused by every
+// row tile), then per tile of mr rows take A's rows (in place, or copied once for all panels)
+// and run the microkernel across the panels, accumulating into the unit's f32 block; at the end
+// store the block (or, with a K split, keep it as a partial sum, reduced in a fixed order).
+
+void run_gemm(const gemm_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    if (pl.M == 0 || pl.N == 0) return;
+    const void *tensors[3] = {args.src, args.wei, args.dst};
+    const void *abase = tensors[int(pl.a.t)], *bbase = tensors[int(pl.b.t)];
+    const dim_t nbias = pl.bias_axis >= 0 ? p.g * pl.bias_chg : 0;
+    scratch bias(nbias);
+    for (dim_t c = 0; c < nbias; ++c) bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
+    const float *biasp = nbias ? bias.p : nullptr;
+    if (pl.prefill) gemm_prefill(pl, args.out, biasp);
+
+    const dim_t NR = dim_t(pl.nv) * W, mr = pl.mr;
+    const dim_t mc_pad = div_up(pl.mc, mr) * mr, nc_pad = div_up(pl.nc, NR) * NR;
+    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad;
+    scratch work(per_thr * pl.nthr);
+    const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
+    // With a K split every part keeps its block: [part][g][M][N], reduced below.
+    const dim_t gmn = p.g * pl.M * pl.N;
+    scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad;
+        const float *rows[max_rows];
+        float *crows[max_rows];
+        const float *panel = nullptr;
+        dim_t s, e;
+        split(units, nthr, ithr, s, e);
+        for (dim_t u = s; u < e; ++u) {
+            const dim_t part = u % pl.ksplit, rest = u / pl.ksplit;
+            const dim_t nb = rest % pl.nblocks, mb = (rest / pl.nblocks) % pl.mblocks;
+            const dim_t g = rest / (pl.nblocks * pl.mblocks);
+            const dim_t m0 = mb * pl.mc, mcnt = imin(pl.mc, pl.M - m0);
+            const dim_t n0 = nb * pl.nc, ncnt = imin(pl.nc, pl.N - n0);
+            dim_t k_s, k_e;
+            split(pl.K, int(pl.ksplit), int(part), k_s, k_e);
+            // An empty K range (bwd_weights of an empty batch) sums to zero.
+            if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
+            for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
+                const dim_t kcnt = imin(pl.kc, k_e - k0);
+                for (dim_t np = 0; np < ncnt; np += NR)
+                    gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np, imin(NR, ncnt - np),
+                                NR, Bp + np * kcnt);
+                for (dim_t mp = 0; mp < mcnt; mp += mr) {
+                    const dim_t nrows = imin(mr, mcnt - mp);
+                    gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap, rows);
+                    // One batch element; the panels are whole vectors wide (zero-padded).
+                    brgemm_f32_args a{};
+                    a.K = kcnt;
+                    a.nbatch = 1;
+                    a.A = rows;
+                    a.aks = 1;
+                    a.B = &panel;
+                    a.ldb = NR;
+                    a.C = crows;
+                    a.tail = W;
+                    a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
+                    for (dim_t np = 0; np < ncnt; np += NR) {
+                        panel = Bp + np * kcnt;
+                        for (dim_t r = 0; r < nrows; ++r) crows[r] = Cb + (mp + r) * nc_pad + np;
+                        call_f32_ukernel(int(nrows), int(div_up(imin(NR, ncnt - np), W)), a);
+                    }
+                }
+            }
+            if (pl.ksplit == 1) {
+                gemm_store(pl, args.out, g, m0, mcnt, n0, ncnt, Cb, nc_pad, biasp);
+                continue;
+            }
+            float *P = partial.p + part * gmn + g * pl.M * pl.N;
+            for (dim_t r = 0; r < mcnt; ++r)
+                std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
+                            size_t(ncnt) * sizeof(float));
+        }
+    });
+    if (pl.ksplit == 1) return;
+    // Fixed-order reduction of the K parts, row by row of C, then the store.
+    const dim_t rows = p.g * pl.M;
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        float *row = work.p + ithr * per_thr;  // N <= per_thr: nc_pad >= N is not guaranteed
+        dim_t s, e;
+        split(rows, nthr, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t g = x / pl.M, m = x % pl.M;
+            for (dim_t n0 = 0; n0 < pl.N; n0 += nc_pad) {
+                const dim_t ncnt = imin(nc_pad, pl.N - n0);
+                for (dim_t n = 0; n < ncnt; ++n) row[n] = partial.p[x * pl.N + n0 + n];
+                for (dim_t q = 1; q < pl.ksplit; ++q)
+                    for (dim_t n = 0; n < ncnt; ++n)
+                        row[n] += partial.p[q * gmn + x * pl.N + n0 + n];
+                gemm_store(pl, args.out, g, m, 1, n0, ncnt, row, nc_pad, biasp);
+            }
+        }
+    });
+}

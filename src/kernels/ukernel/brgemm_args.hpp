@@ -1,0 +1,49 @@
+// The microkernel contract, shared by every instruction set (plain data only: each ISA's code
+// lives in its own namespace, see brgemm_impl.hpp):
+//
+//   C[M x N] (+)= sum over b < nbatch of A_b[M x K] * B_b[K x N]
+//
+// accumulated in f32 registers, M rows by NV vectors of W floats (the last vector lane-masked
+// to `tail` lanes). E is the element type of A and B and P their K packing:
+//   f32:  E = float,    P = 1;
+//   bf16: E = uint16_t, P = 2 (pairs of consecutive k, the operand layout of vdpbf16ps).
+// A is addressed by row pointers, because the convolution gather's rows are scattered pixels
+// (and padding rows point at a shared zero row); a strided or packed A is the special case of
+// row pointers `base + m * stride`.
+#pragma once
+
+#include <cstdint>
+
+#include "core/conv_problem.hpp"
+
+namespace convgrad::detail {
+
+/// Largest register tile the kernel tables hold: rows and vectors.
+constexpr int ukernel_max_rows = 16;
+constexpr int ukernel_max_nv = 4;
+
+/// How the accumulators start.
+enum class ukernel_init : int {
+    zero = 0,        // C = sum
+    bias = 1,        // C = bias row + sum
+    accumulate = 2,  // C += sum
+};
+
+template <typename E>
+struct brgemm_args {
+    dim_t K;            // reduced length, a multiple of the packing P
+    int nbatch;         // batch elements b (taps, rows) summed into C
+    const E *const *A;  // [nbatch][M] row pointers:
+    dim_t a_off, aks;   //   A_b(m, k) = A[b * M + m][a_off + (k / P) * aks + k % P]
+    const E *const *B;  // [nbatch]:
+    dim_t b_off, ldb;   //   B_b(k, n) = B[b][b_off + (k / P) * ldb + n * P + k % P]
+    float *const *C;    // [M] row pointers: C(m, n) = C[m][n], N = (NV - 1) * W + tail
+    int tail;           // valid lanes of the last vector (1..W)
+    ukernel_init init;
+    const float *bias;  // with init == bias: the bias of C's first column
+};
+
+using brgemm_f32_args = brgemm_args<float>;
+using brgemm_bf16_args = brgemm_args<uint16_t>;
+
+}  // namespace convgrad::detail

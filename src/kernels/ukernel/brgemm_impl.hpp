@@ -1,0 +1,113 @@
+// The one batch-reduce microkernel (contract in brgemm_args.hpp), for every element type and K
+// packing. Included by each ISA's translation unit inside its own namespace after it defines
+// `struct vt`, the vector traits:
+//   W, V, mask_t, mask(n), zero(), load/load_mask/store/store_mask of floats, bcast(float *),
+//   fma(a, b, c)                                           for f32 (P = 1);
+//   VI, load_pairs/load_pairs_mask(uint16_t *), bcast_pair(uint16_t *),
+//   dot_bf16(acc, a, b) with the semantics of vdpbf16ps    for bf16 (P = 2), only where the
+//   unit defines CONVGRAD_UKERNEL_BF16.
+// Nothing here is shared between ISAs, so no inline code compiled with one ISA's flags can leak
+// into another's. Standard headers come from the including file, outside the namespace.
+
+template <typename E, int P, int M, int NV>
+void brgemm_ukernel(const brgemm_args<E> &a) {
+    constexpr int W = vt::W;
+    typename vt::V acc[M][NV];
+    const typename vt::mask_t last = vt::mask(a.tail);
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            const typename vt::mask_t mk = j == NV - 1 ? last : vt::mask(W);
+            acc[m][j] = a.init == ukernel_init::zero   ? vt::zero()
+                        : a.init == ukernel_init::bias ? vt::load_mask(a.bias + j * W, mk)
+                                                       : vt::load_mask(a.C[m] + j * W, mk);
+        }
+    const dim_t groups = a.K / P;
+    for (int b = 0; b < a.nbatch; ++b) {
+        const E *const *Ar = a.A + b * M;
+        const E *B = a.B[b] + a.b_off;
+        // Offsets stepped in unsigned arithmetic: the step past the last k wraps harmlessly
+        // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
+        // near INT64_MAX), and no pointer is formed for it.
+        uint64_t ao = uint64_t(a.a_off), bo = 0;
+        for (dim_t kg = 0; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+            const E *Bk = B + dim_t(bo);
+            if constexpr (P == 1) {
+                typename vt::V bv[NV];
+#pragma GCC unroll 4
+                for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(Bk + j * W);
+                bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
+#pragma GCC unroll 16
+                for (int m = 0; m < M; ++m) {
+                    const typename vt::V av = vt::bcast(Ar[m] + dim_t(ao));
+#pragma GCC unroll 4
+                    for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
+                }
+            } else {
+#ifdef CONVGRAD_UKERNEL_BF16
+                static_assert(P == 2, "bf16 is packed in pairs");
+                typename vt::VI bv[NV];
+#pragma GCC unroll 4
+                for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load_pairs(Bk + j * W * 2);
+                bv[NV - 1] = vt::load_pairs_mask(Bk + (NV - 1) * W * 2, last);
+#pragma GCC unroll 16
+                for (int m = 0; m < M; ++m) {
+                    const typename vt::VI av = vt::bcast_pair(Ar[m] + dim_t(ao));
+#pragma GCC unroll 4
+                    for (int j = 0; j < NV; ++j) acc[m][j] = vt::dot_bf16(acc[m][j], av, bv[j]);
+                }
+#endif
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV - 1; ++j) vt::store(a.C[m] + j * W, acc[m][j]);
+        vt::store_mask(a.C[m] + (NV - 1) * W, acc[m][NV - 1], last);
+    }
+}
+
+// Every (rows M, vectors NV) instantiation of a microkernel, looked up at run time.
+// Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
+// library on an older processor never executes an instruction it lacks.
+template <typename Args, template <int, int> class Kernel>
+struct kernel_table {
+    using fn_t = void (*)(const Args &);
+    fn_t fn[ukernel_max_nv + 1][ukernel_max_rows + 1] = {};
+    constexpr kernel_table() {
+        fill<1>(std::make_integer_sequence<int, ukernel_max_rows>{});
+        fill<2>(std::make_integer_sequence<int, ukernel_max_rows>{});
+        fill<3>(std::make_integer_sequence<int, ukernel_max_rows>{});
+        fill<4>(std::make_integer_sequence<int, ukernel_max_rows>{});
+    }
+    template <int NV, int... Ms>
+    constexpr void fill(std::integer_sequence<int, Ms...>) {
+        ((fn[NV][Ms + 1] = &Kernel<Ms + 1, NV>::run), ...);
+    }
+};
+
+template <int M, int NV>
+struct f32_ukernel {
+    static void run(const brgemm_f32_args &a) { brgemm_ukernel<float, 1, M, NV>(a); }
+};
+static constexpr kernel_table<brgemm_f32_args, f32_ukernel> f32_ukernels{};
+
+/// The f32 microkernel of M rows (1..16) by nv vectors (1..4).
+static inline void call_f32_ukernel(int m, int nv, const brgemm_f32_args &a) {
+    f32_ukernels.fn[nv][m](a);
+}
+
+#ifdef CONVGRAD_UKERNEL_BF16
+template <int M, int NV>
+struct bf16_ukernel {
+    static void run(const brgemm_bf16_args &a) { brgemm_ukernel<uint16_t, 2, M, NV>(a); }
+};
+static constexpr kernel_table<brgemm_bf16_args, bf16_ukernel> bf16_ukernels{};
+
+/// The bf16 (vdpbf16ps) microkernel of M rows (1..16) by nv vectors (1..4).
+static inline void call_bf16_ukernel(int m, int nv, const brgemm_bf16_args &a) {
+    bf16_ukernels.fn[nv][m](a);
+}
+#endif

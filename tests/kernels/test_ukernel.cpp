@@ -1,0 +1,191 @@
+// The microkernel contract (src/kernels/ukernel/brgemm_args.hpp) against a scalar double
+// reference, for every instruction-set unit this machine (or CONVGRAD_MAX_ISA) allows: every
+// (rows M, vectors NV) entry of the kernel tables, every lane tail, the three init modes,
+// several batch elements, strided A rows (aks), offsets into A and B, and B rows wider than N.
+// f32 (K packing 1) and bf16 pairs (K packing 2, vdpbf16ps native or emulated).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "core/float_convert.hpp"
+#include "kernels/ukernel/ukernel_set.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+// One problem of the contract, with its operands in plain vectors (E = float or bf16 bits).
+template <typename E, int P>
+struct uk_problem {
+    int M, NV, W, tail, nbatch;
+    dim_t K, a_off, aks, b_off, ldb, N;
+    ukernel_init init;
+    std::vector<std::vector<E>> A;  // [b*M + m] rows
+    std::vector<std::vector<E>> B;  // [b]
+    std::vector<float> bias;
+    std::vector<std::vector<float>> C;  // [m], N + W guard floats
+};
+
+float to_f(float x) {
+    return x;
+}
+float to_f(uint16_t x) {
+    return bf16_to_float(x);
+}
+
+// Small integers (exact in bf16 and in every f32 partial sum) or arbitrary floats.
+template <typename E>
+E draw(std::mt19937_64 &rng, bool integers) {
+    const float v = integers ? float(int(rng() % 9) - 4)
+                             : std::uniform_real_distribution<float>(-1.f, 1.f)(rng);
+    if constexpr (sizeof(E) == 2)
+        return float_to_bf16(v);
+    else
+        return v;
+}
+
+template <typename E, int P>
+uk_problem<E, P> make_problem(std::mt19937_64 &rng, int M, int NV, int W, int tail, bool integers) {
+    uk_problem<E, P> q{};
+    q.M = M, q.NV = NV, q.W = W, q.tail = tail;
+    q.N = dim_t(NV - 1) * W + tail;
+    q.nbatch = int(rng() % 3) + 1;
+    q.K = dim_t(rng() % 5) * P + P * (rng() % 4 == 0 ? 0 : 1);  // K = 0 included
+    q.a_off = dim_t(rng() % 3) * P;
+    q.aks = P * dim_t(1 + rng() % 3);
+    q.b_off = dim_t(rng() % 2) * P;
+    q.ldb = (q.N + dim_t(rng() % 3)) * P;
+    q.init = ukernel_init(int(rng() % 3));
+    const dim_t arow = q.a_off + (q.K / P) * q.aks + P,
+                brow = q.b_off + (q.K / P + 1) * q.ldb + W * P;
+    q.A.assign(size_t(q.nbatch * M), std::vector<E>(size_t(arow)));
+    for (auto &r : q.A)
+        for (auto &x : r) x = draw<E>(rng, integers);
+    q.B.assign(size_t(q.nbatch), std::vector<E>(size_t(brow)));
+    for (auto &r : q.B)
+        for (auto &x : r) x = draw<E>(rng, integers);
+    q.bias.resize(size_t(q.N + W));
+    for (auto &x : q.bias) x = to_f(draw<E>(rng, true));
+    q.C.assign(size_t(M), std::vector<float>(size_t(q.N + W)));
+    for (auto &r : q.C)
+        for (auto &x : r) x = to_f(draw<E>(rng, true));
+    return q;
+}
+
+// C in double, and the sum of |products| (the scale of the f32 rounding error) per element.
+template <typename E, int P>
+void reference(const uk_problem<E, P> &q, std::vector<double> &c, std::vector<double> &mag) {
+    c.assign(size_t(q.M * q.N), 0.0);
+    mag.assign(size_t(q.M * q.N), 0.0);
+    for (int m = 0; m < q.M; ++m)
+        for (dim_t n = 0; n < q.N; ++n) {
+            double s = q.init == ukernel_init::zero   ? 0.0
+                       : q.init == ukernel_init::bias ? q.bias[size_t(n)]
+                                                      : q.C[size_t(m)][size_t(n)];
+            double a_abs = std::fabs(s);
+            for (int b = 0; b < q.nbatch; ++b)
+                for (dim_t k = 0; k < q.K; ++k) {
+                    const double x =
+                        to_f(q.A[size_t(b * q.M + m)][size_t(q.a_off + (k / P) * q.aks + k % P)]);
+                    const double y =
+                        to_f(q.B[size_t(b)][size_t(q.b_off + (k / P) * q.ldb + n * P + k % P)]);
+                    s += x * y;
+                    a_abs += std::fabs(x * y);
+                }
+            c[size_t(m * q.N + n)] = s;
+            mag[size_t(m * q.N + n)] = a_abs;
+        }
+}
+
+template <typename E, int P>
+std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
+                                    void (*fn)(int, int, const brgemm_args<E> &)) {
+    std::vector<std::vector<float>> C = q.C;
+    std::vector<const E *> A, B;
+    std::vector<float *> Cr;
+    for (auto &r : q.A) A.push_back(r.data());
+    for (auto &r : q.B) B.push_back(r.data());
+    for (auto &r : C) Cr.push_back(r.data());
+    brgemm_args<E> a{};
+    a.K = q.K;
+    a.nbatch = q.nbatch;
+    a.A = A.data();
+    a.a_off = q.a_off;
+    a.aks = q.aks;
+    a.B = B.data();
+    a.b_off = q.b_off;
+    a.ldb = q.ldb;
+    a.C = Cr.data();
+    a.tail = q.tail;
+    a.init = q.init;
+    a.bias = q.bias.data();
+    fn(q.M, q.NV, a);
+    return C;
+}
+
+template <typename E, int P>
+void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), bool integers) {
+    std::mt19937_64 rng(P * 1000 + s.vlen + integers);
+    const int W = s.vlen;
+    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+        for (int m = 1; m <= ukernel_max_rows; ++m)
+            for (int tail : {1, W / 2 + 1, W}) {
+                if (tail > W) continue;
+                const auto q = make_problem<E, P>(rng, m, nv, W, tail, integers);
+                std::vector<double> c, mag;
+                reference(q, c, mag);
+                const auto got = run(q, fn);
+                for (int r = 0; r < m; ++r) {
+                    for (dim_t n = 0; n < q.N; ++n) {
+                        const double want = c[size_t(r * q.N + n)];
+                        // Exact on integer data; else within the f32 rounding of each step.
+                        const double tol = integers ? 0.0
+                                                    : 2.0 * (double(q.K) * q.nbatch + 2) * 0x1p-24 *
+                                                          mag[size_t(r * q.N + n)];
+                        ASSERT_LE(std::fabs(got[size_t(r)][size_t(n)] - want), tol)
+                            << s.name << " M=" << m << " NV=" << nv << " tail=" << tail
+                            << " K=" << q.K << " nbatch=" << q.nbatch << " init=" << int(q.init)
+                            << " at (" << r << ", " << n << ")";
+                    }
+                    // Lanes past N are not written.
+                    for (dim_t n = q.N; n < q.N + W; ++n)
+                        ASSERT_EQ(got[size_t(r)][size_t(n)], q.C[size_t(r)][size_t(n)])
+                            << s.name << " wrote lane " << n << " past N=" << q.N;
+                }
+            }
+}
+
+TEST(Ukernel, F32MatchesDoubleReferenceOnEveryTableEntry) {
+    int ran = 0;
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!isa_available(s->isa)) continue;
+        sweep<float, 1>(*s, s->f32, true);
+        sweep<float, 1>(*s, s->f32, false);
+        ++ran;
+    }
+    EXPECT_GE(ran, 1);  // sse2 is always there
+}
+
+TEST(Ukernel, Bf16PairsMatchDoubleReferenceOnEveryTableEntry) {
+    int ran = 0;
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!s->bf16) continue;
+        if (!isa_available(s->isa)) {
+            std::printf(
+                "[ skipped ] bf16 microkernel of %s: this machine (or CONVGRAD_MAX_ISA) lacks %s\n",
+                s->name, to_string(s->isa));
+            continue;
+        }
+        std::printf("[ ran     ] bf16 microkernel of %s, vdpbf16ps %s\n", s->name,
+                    s->bf16_native ? "native" : "emulated");
+        sweep<uint16_t, 2>(*s, s->bf16, true);
+        sweep<uint16_t, 2>(*s, s->bf16, false);
+        ++ran;
+    }
+    if (ran == 0) GTEST_SKIP() << "no unit with a bf16 microkernel is allowed on this machine";
+}
+
+}  // namespace
+}  // namespace convgrad::detail
