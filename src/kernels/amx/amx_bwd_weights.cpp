@@ -67,14 +67,16 @@ void store(data_type dt, void *out, int64_t off, float v) {
 }  // namespace
 
 std::string amx_dot_of(const conv_problem &p, amx_dot &dot) {
-    if (p.math_dt == data_type::bf16)
+    // A bf16 or f16 op multiplies in its own type whatever math_dt says (resolve_op leaves
+    // math_dt at f32; only a graph's compile sets it, math_type); an f32 op only under
+    // fpmath_mode bf16/f16.
+    const data_type t = p.dt == data_type::f32 ? p.math_dt : p.dt;
+    if (t == data_type::bf16)
         dot = amx_dot::bf16;
-    else if (p.math_dt == data_type::f16)
+    else if (t == data_type::f16)
         dot = amx_dot::f16;
     else
         return "needs bf16 or f16 data (or an f32 op under fpmath_mode bf16/f16)";
-    if (p.dt != p.math_dt && p.dt != data_type::f32)
-        return "needs the data in its math type or in f32";
     return {};
 }
 
@@ -91,8 +93,11 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
     if (chunk_pixels > 0) {
         pl.chunk = chunk_pixels;
     } else {
+        // As large as L2 allows, but cut so that there are enough chunks to give every
+        // group target_items / g slices (one chunk is the finest a slice can be).
         const int64_t fit = chunk_bytes / (2 * (p.icg + p.ocg));
-        pl.chunk = std::clamp(fit / k_step * k_step, min_chunk, max_chunk);
+        const int64_t spread = div_up(div_up(pl.npix, div_up(target_items, p.g)), k_step) * k_step;
+        pl.chunk = std::clamp(std::min(fit / k_step * k_step, spread), min_chunk, max_chunk);
     }
     pl.chunk = std::max<int64_t>(1, std::min(pl.chunk, pl.npix));
     pl.nchunks = div_up(pl.npix, pl.chunk);
