@@ -1,5 +1,6 @@
 // The AMX convolution kernels (src/kernels/amx/amx_conv_kernels.hpp) against the reference,
-// over a seeded sweep of small backward-weights problems that hits every tail: odd and > 32
+// over a seeded sweep of small forward (with and without bias) and backward-weights problems
+// that hits every tail: odd and > 32
 // channel counts, odd pixel counts and K chunk edges, groups, stride > kernel, pads so large
 // that whole taps fall in the padding, dilation, 1-D/2-D/3-D, NXC and NCX with padded
 // strides, both weights orders, bf16 and f16 (and f32 under fpmath_mode bf16/f16).
@@ -23,19 +24,22 @@
 namespace convgrad::detail::amx {
 namespace {
 
-struct bwdw_case {
+struct conv_case {
     int nsp = 2;
     dim_t mb = 1, g = 1, icg = 1, ocg = 1;
     dim_t i[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
     dim_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+    conv_direction dir = conv_direction::bwd_weights;
+    bool bias = false;  // fwd only
     bool ncx = false, xio = false;
     dim_t pad = 0;      // extra elements between channels (NXC) or rows (NCX)
     int64_t chunk = 0;  // K chunk override (0: the planner's)
     data_type dt = data_type::bf16, math = data_type::bf16;
 };
 
-std::string describe(const bwdw_case &c) {
-    std::string s = std::to_string(c.nsp) + "-D mb" + std::to_string(c.mb) + " g" +
+std::string describe(const conv_case &c) {
+    std::string s = std::string(to_string(c.dir)) + (c.bias ? "+bias " : " ") +
+                    std::to_string(c.nsp) + "-D mb" + std::to_string(c.mb) + " g" +
                     std::to_string(c.g) + " ic" + std::to_string(c.icg) + " oc" +
                     std::to_string(c.ocg);
     for (int x = 3 - c.nsp; x < 3; ++x)
@@ -50,10 +54,13 @@ std::string describe(const bwdw_case &c) {
 }
 
 // The canonical problem with explicit strides (what the resolver would build from the op).
-conv_problem make_problem(const bwdw_case &c) {
+conv_problem make_problem(const conv_case &c) {
     conv_problem p;
-    p.dir = conv_direction::bwd_weights;
-    p.kind = op_kind::ConvolutionBackwardWeights;
+    p.dir = c.dir;
+    p.kind =
+        c.dir == conv_direction::fwd ? op_kind::Convolution : op_kind::ConvolutionBackwardWeights;
+    p.with_bias = c.bias && c.dir == conv_direction::fwd;
+    p.bias_stride = 1;
     p.dt = c.dt;
     p.math_dt = c.math;
     p.nsp = c.nsp;
@@ -158,24 +165,34 @@ void fill(buffer &b, std::mt19937_64 &rng, bool integers, data_type math) {
     }
 }
 
+// Every tensor of the problem; the output's buffer among them is not read.
 struct inputs {
-    buffer src, dst;
+    buffer src, dst, wei, bias;
 };
 
 inputs make_inputs(const conv_problem &p, std::mt19937_64 &rng, bool integers) {
     inputs in{buffer(p.dt, extent(p.src, p.mb, p.ic(), p.i)),
-              buffer(p.dt, extent(p.dst, p.mb, p.oc(), p.o))};
+              buffer(p.dt, extent(p.dst, p.mb, p.oc(), p.o)), buffer(p.dt, weights_extent(p)),
+              buffer(p.dt, p.oc())};
     fill(in.src, rng, integers, p.math_dt);
     fill(in.dst, rng, integers, p.math_dt);
+    fill(in.wei, rng, integers, p.math_dt);
+    fill(in.bias, rng, integers, p.math_dt);
     return in;
 }
 
+bool is_fwd(const conv_problem &p) {
+    return p.dir == conv_direction::fwd;
+}
+
 buffer run(const conv_problem &p, const inputs &in, const kernel *k) {
-    buffer out(p.dt, weights_extent(p));
+    buffer out(p.dt, is_fwd(p) ? in.dst.count() : in.wei.count());
     for (dim_t x = 0; x < out.count(); ++x) out.set(x, 12345.f);  // every weight is written
     conv_args a;
     a.src = in.src.bytes.data();
     a.dst = in.dst.bytes.data();
+    a.wei = in.wei.bytes.data();
+    a.bias = in.bias.bytes.data();
     a.out = out.bytes.data();
     if (k)
         k->execute(a);
@@ -184,10 +201,20 @@ buffer run(const conv_problem &p, const inputs &in, const kernel *k) {
     return out;
 }
 
-// Every weight's offset, for comparisons (the weights layouts here are dense, but walk them
-// the way the problem defines them).
-std::vector<dim_t> weight_offsets(const conv_problem &p) {
+// Every output element's offset, for comparisons (walked the way the problem defines the
+// layout: padded strides leave gaps that nothing writes).
+std::vector<dim_t> output_offsets(const conv_problem &p) {
     std::vector<dim_t> v;
+    if (is_fwd(p)) {
+        for (dim_t n = 0; n < p.mb; ++n)
+            for (dim_t c = 0; c < p.oc(); ++c)
+                for (dim_t d = 0; d < p.o[0]; ++d)
+                    for (dim_t h = 0; h < p.o[1]; ++h)
+                        for (dim_t w = 0; w < p.o[2]; ++w)
+                            v.push_back(n * p.dst.n + c * p.dst.c + d * p.dst.sp[0] +
+                                        h * p.dst.sp[1] + w * p.dst.sp[2]);
+        return v;
+    }
     for (dim_t oc = 0; oc < p.oc(); ++oc)
         for (dim_t ic = 0; ic < p.icg; ++ic)
             for (dim_t kd = 0; kd < p.k[0]; ++kd)
@@ -207,29 +234,32 @@ double ulp_out(data_type dt, double v) {
 }
 
 // Integer data: the kernel's result equals the reference's bit for bit. Random data: within
-// the f32 summation bound n * 2^-24 * sum |src * dst| (n: terms plus slice sums), plus the
+// the f32 summation bound n * 2^-24 * sum |a * b| (+ |bias|) (n: terms plus slice sums), plus the
 // flush allowance n * 2^-126 and one unit of the output type at the result's magnitude.
-void check_case(const bwdw_case &c, amx_backend backend, uint64_t seed, bool integers) {
+void check_case(const conv_case &c, amx_backend backend, uint64_t seed, bool integers) {
     const conv_problem p = make_problem(c);
     std::mt19937_64 rng(seed);
     const inputs in = make_inputs(p, rng, integers);
     const auto k = make_conv_kernel(p, backend, c.chunk);
     const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
-    const std::vector<dim_t> offs = weight_offsets(p);
+    const std::vector<dim_t> offs = output_offsets(p);
     if (integers) {
         for (dim_t o : offs)
             ASSERT_EQ(got.get(o), want.get(o))
                 << describe(c) << " at " << o << " (" << k->describe() << ")";
         return;
     }
-    // sum |src * dst| per weight: the reference on the absolute values, in f32.
+    // sum |a * b| (+ |bias|) per output: the reference on the absolute values, in f32.
     conv_problem pa = p;
     pa.dt = pa.math_dt = data_type::f32;
-    inputs abs_in{buffer(data_type::f32, in.src.count()), buffer(data_type::f32, in.dst.count())};
-    for (dim_t x = 0; x < in.src.count(); ++x) abs_in.src.set(x, std::fabs(in.src.get(x)));
-    for (dim_t x = 0; x < in.dst.count(); ++x) abs_in.dst.set(x, std::fabs(in.dst.get(x)));
+    auto abs_of = [](const buffer &b) {
+        buffer r(data_type::f32, b.count());
+        for (dim_t x = 0; x < b.count(); ++x) r.set(x, std::fabs(b.get(x)));
+        return r;
+    };
+    const inputs abs_in{abs_of(in.src), abs_of(in.dst), abs_of(in.wei), abs_of(in.bias)};
     const buffer mag = run(pa, abs_in, nullptr);
-    const double n = double(p.mb * p.osp()) + 64;
+    const double n = double(is_fwd(p) ? p.icg * p.ksp() : p.mb * p.osp()) + 64;
     for (dim_t o : offs) {
         const double e =
             n * std::ldexp(1.0, -24) * double(mag.get(o)) * 1.01 + n * std::ldexp(1.0, -126);
@@ -245,9 +275,11 @@ dim_t pick(std::mt19937_64 &rng, std::initializer_list<dim_t> v) {
 }
 
 // A random small case; sizes keep the emulated kernel to about a million multiply-adds.
-bwdw_case random_case(std::mt19937_64 &rng, data_type dt, data_type math) {
+conv_case random_case(std::mt19937_64 &rng, conv_direction dir, data_type dt, data_type math) {
     for (;;) {
-        bwdw_case c;
+        conv_case c;
+        c.dir = dir;
+        c.bias = rng() % 2;
         c.dt = dt;
         c.math = math;
         c.nsp = int(pick(rng, {1, 2, 2, 3}));
@@ -276,14 +308,16 @@ bwdw_case random_case(std::mt19937_64 &rng, data_type dt, data_type math) {
 }
 
 // The hand-picked edges the sweep might miss.
-std::vector<bwdw_case> edge_cases(data_type dt, data_type math) {
-    std::vector<bwdw_case> v;
-    auto add = [&](bwdw_case c) {
+std::vector<conv_case> edge_cases(conv_direction dir, data_type dt, data_type math) {
+    std::vector<conv_case> v;
+    auto add = [&](conv_case c) {
+        c.dir = dir;
+        c.bias = v.size() % 2;
         c.dt = dt;
         c.math = math;
         v.push_back(c);
     };
-    bwdw_case c;
+    conv_case c;
     // oc > 32 and ic > 32 (2 x 2 microkernel blocks with tails), odd pixel count, chunks of 33.
     c.icg = 37, c.ocg = 45, c.mb = 1, c.i[1] = 7, c.i[2] = 9, c.k[1] = c.k[2] = 3;
     c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = 33;
@@ -327,12 +361,14 @@ amx_dot dot_of(data_type math) {
     return math == data_type::bf16 ? amx_dot::bf16 : amx_dot::f16;
 }
 
-void sweep(amx_backend backend, bool integers, int &ran) {
+const conv_direction dirs[] = {conv_direction::fwd, conv_direction::bwd_weights};
+
+void sweep(conv_direction dir, amx_backend backend, bool integers, int &ran) {
     for (const dt_pair &d : dt_pairs) {
         std::mt19937_64 rng(0xa3c0 + int(d.dt) * 16 + int(d.math));
-        std::vector<bwdw_case> cases = edge_cases(d.dt, d.math);
+        std::vector<conv_case> cases = edge_cases(dir, d.dt, d.math);
         const int nrandom = d.dt == d.math ? 24 : 6;
-        for (int j = 0; j < nrandom; ++j) cases.push_back(random_case(rng, d.dt, d.math));
+        for (int j = 0; j < nrandom; ++j) cases.push_back(random_case(rng, dir, d.dt, d.math));
         for (size_t j = 0; j < cases.size(); ++j) {
             SCOPED_TRACE(describe(cases[j]));
             check_case(cases[j], backend, 1000 + j, integers);
@@ -342,19 +378,27 @@ void sweep(amx_backend backend, bool integers, int &ran) {
     }
 }
 
-TEST(AmxConv, BwdWeightsEmulatedIntegerDataIsExact) {
-    int ran = 0;
-    sweep(amx_backend::emulated, true, ran);
-    std::printf("[ amx conv ] bwd_weights emulated, integer data: %d cases exact\n", ran);
+TEST(AmxConv, EmulatedIntegerDataIsExact) {
+    for (conv_direction dir : dirs) {
+        int ran = 0;
+        sweep(dir, amx_backend::emulated, true, ran);
+        if (HasFatalFailure()) return;
+        std::printf("[ amx conv ] %s emulated, integer data: %d cases exact\n", to_string(dir),
+                    ran);
+    }
 }
 
-TEST(AmxConv, BwdWeightsEmulatedRandomDataWithinF32Bound) {
-    int ran = 0;
-    sweep(amx_backend::emulated, false, ran);
-    std::printf("[ amx conv ] bwd_weights emulated, random data: %d cases within bound\n", ran);
+TEST(AmxConv, EmulatedRandomDataWithinF32Bound) {
+    for (conv_direction dir : dirs) {
+        int ran = 0;
+        sweep(dir, amx_backend::emulated, false, ran);
+        if (HasFatalFailure()) return;
+        std::printf("[ amx conv ] %s emulated, random data: %d cases within bound\n",
+                    to_string(dir), ran);
+    }
 }
 
-TEST(AmxConv, BwdWeightsNativeMatchesEmulation) {
+TEST(AmxConv, NativeMatchesEmulation) {
     int ran = 0;
     std::string skipped;
     for (const dt_pair &d : dt_pairs) {
@@ -366,9 +410,12 @@ TEST(AmxConv, BwdWeightsNativeMatchesEmulation) {
             continue;
         }
         std::mt19937_64 rng(77);
-        std::vector<bwdw_case> cases = edge_cases(d.dt, d.math);
-        for (int j = 0; j < 8; ++j) cases.push_back(random_case(rng, d.dt, d.math));
-        for (const bwdw_case &c : cases) {
+        std::vector<conv_case> cases;
+        for (conv_direction dir : dirs) {
+            for (const conv_case &c : edge_cases(dir, d.dt, d.math)) cases.push_back(c);
+            for (int j = 0; j < 8; ++j) cases.push_back(random_case(rng, dir, d.dt, d.math));
+        }
+        for (const conv_case &c : cases) {
             const conv_problem p = make_problem(c);
             std::mt19937_64 data_rng(5);
             const inputs in = make_inputs(p, data_rng, false);
@@ -378,21 +425,28 @@ TEST(AmxConv, BwdWeightsNativeMatchesEmulation) {
             ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
             ++ran;
         }
-        check_case(edge_cases(d.dt, d.math)[0], amx_backend::native, 9, false);
+        for (conv_direction dir : dirs)
+            check_case(edge_cases(dir, d.dt, d.math)[0], amx_backend::native, 9, false);
     }
-    std::printf("[ amx conv ] bwd_weights native: %d cases bit-identical to the emulation;%s\n",
-                ran, skipped.empty() ? "" : (" skipped" + skipped).c_str());
+    std::printf(
+        "[ amx conv ] fwd + bwd_weights native: %d cases bit-identical to the emulation;%s\n", ran,
+        skipped.empty() ? "" : (" skipped" + skipped).c_str());
     if (ran == 0) GTEST_SKIP() << "native AMX not usable:" << skipped;
 }
 
 // The same bytes on 1 and 2 threads (and on repeats): the partial sums are per pixel slice,
 // fixed by the problem, and reduced in slice order.
-TEST(AmxConv, BwdWeightsBitIdenticalForOneAndTwoThreads) {
+TEST(AmxConv, BitIdenticalForOneAndTwoThreads) {
     const int saved = omp_get_max_threads();
     for (const dt_pair &d : dt_pairs) {
         if (d.dt != d.math) continue;
-        for (int64_t chunk : {int64_t(0), int64_t(48)}) {
-            bwdw_case c;
+        for (int64_t chunk : {int64_t(-1), int64_t(0), int64_t(48)}) {
+            conv_case c;
+            if (chunk < 0) {  // the forward kernel (no reduction: a check of its split)
+                c.dir = conv_direction::fwd;
+                c.bias = true;
+                chunk = 0;
+            }
             c.dt = d.dt;
             c.math = d.math;
             c.mb = 2, c.icg = 24, c.ocg = 40, c.i[1] = 18, c.i[2] = 17, c.k[1] = c.k[2] = 3;
@@ -415,7 +469,7 @@ TEST(AmxConv, BwdWeightsBitIdenticalForOneAndTwoThreads) {
 }
 
 TEST(AmxConv, DeclinesWithReasons) {
-    bwdw_case c;
+    conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;
     conv_problem p = make_problem(c);
     EXPECT_EQ(why_not_conv(p, amx_backend::emulated), "");
@@ -426,7 +480,10 @@ TEST(AmxConv, DeclinesWithReasons) {
     EXPECT_THROW(make_conv_kernel(p, amx_backend::emulated), convgrad::error);
     p = make_problem(c);
     p.dir = conv_direction::fwd;
+    EXPECT_EQ(why_not_conv(p, amx_backend::emulated), "");
+    p.dir = conv_direction::bwd_data;
     EXPECT_NE(why_not_conv(p, amx_backend::emulated), "");
+    EXPECT_THROW(make_conv_kernel(p, amx_backend::emulated), convgrad::error);
     p = make_problem(c);
     if (!native_usable(amx_dot::bf16)) {
         EXPECT_EQ(why_not_conv(p, amx_backend::native),

@@ -18,7 +18,8 @@ namespace convgrad::detail::amx {
 /// also needs the tiles granted: "AMX not granted: <native_unusable_reason>".
 std::string why_not_conv(const conv_problem &p, amx_backend backend);
 
-/// The kernel for `p` on `backend`; chunk_pixels > 0 overrides the K chunk (tests).
+/// The kernel for `p` on `backend` (fwd or bwd_weights); chunk_pixels > 0 overrides the
+/// backward-weights K chunk (tests).
 /// convgrad::error (unimplemented) with why_not_conv's reason when it declines.
 std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend backend,
                                          int64_t chunk_pixels = 0);
