@@ -80,6 +80,12 @@ std::string amx_dot_of(const conv_problem &p, amx_dot &dot) {
     return {};
 }
 
+double bwd_weights_plan::scratch_bytes() const {
+    const double partials = 4.0 * slices * p.g * p.ksp() * p.icg * p.ocg;
+    const double per_thread = 2.0 * p.icg * lda + 2.0 * 2 * (lda / 2) * ldb + 16.0 * chunk;
+    return partials + nthr * per_thread;
+}
+
 bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
                                   int64_t chunk_pixels) {
     bwd_weights_plan pl;
@@ -104,7 +110,12 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
     const double group_bytes = 4.0 * p.ksp() * p.icg * p.ocg;
     const int64_t by_memory =
         std::max<int64_t>(1, int64_t(max_partial_bytes / (group_bytes * p.g)));
-    pl.slices = std::max<int64_t>(1, std::min({div_up(target_items, p.g), pl.nchunks, by_memory}));
+    // Slices beyond the first cost no more than the f32 copies of src and dst would: the
+    // scratch stays within conv_problem::scratch_bound.
+    const double data_bytes = 4.0 * p.mb * (double(p.ic()) * p.isp() + double(p.oc()) * p.osp());
+    const int64_t by_data = 1 + int64_t(data_bytes / (group_bytes * p.g));
+    pl.slices =
+        std::max<int64_t>(1, std::min({div_up(target_items, p.g), pl.nchunks, by_memory, by_data}));
     pl.lda = padded_k(pl.chunk);
     pl.ldb = 2 * p.ocg;
     pl.nthr = threads_for(p.macs());

@@ -30,6 +30,9 @@ struct bwd_weights_plan {
     int64_t nchunks = 0;
     int64_t slices = 1;  // partial sums, each over a run of consecutive chunks
     int64_t lda = 0, ldb = 0;
+    /// Bytes of scratch one execution allocates (the slices' partial sums, the per-thread
+    /// packed chunk and pixel lists).
+    double scratch_bytes() const;
 };
 
 /// The 16-bit type the problem multiplies in, or an explanation why it has none ("" and

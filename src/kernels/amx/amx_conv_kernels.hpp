@@ -18,7 +18,11 @@ namespace convgrad::detail::amx {
 /// also needs the tiles granted: "AMX not granted: <native_unusable_reason>".
 std::string why_not_conv(const conv_problem &p, amx_backend backend);
 
-/// The kernel for `p` on `backend` (fwd or bwd_weights); chunk_pixels > 0 overrides the
+/// why_not_conv, and "" only when the kernel's scratch also stays within
+/// conv_problem::scratch_bound (the limit the API checks up front): the dispatch entry's test.
+std::string why_not_dispatch(const conv_problem &p, amx_backend backend);
+
+/// The kernel for `p` on `backend` (any direction); chunk_pixels > 0 overrides the
 /// backward-weights K chunk (tests).
 /// convgrad::error (unimplemented) with why_not_conv's reason when it declines.
 std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend backend,

@@ -50,6 +50,12 @@ int64_t div_up(int64_t a, int64_t b) {
 
 }  // namespace
 
+double fwd_plan::scratch_bytes() const {
+    const double ksp = double(p.ksp());
+    return 2.0 * p.g * p.mb * ip[0] * ip[1] * ip[2] * icp + 2.0 * p.g * ksp * icp * p.ocg +
+           nthr * 16.0 * ksp;
+}
+
 fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
     fwd_plan pl;
     pl.p = p;

@@ -21,6 +21,9 @@ struct fwd_plan {
     int64_t ip[3] = {1, 1, 1};  // padded src extent (d, h, w)
     int64_t icp = 0;            // channels of a padded src pixel: icg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 dst pixels along w
+    /// Bytes of scratch one execution allocates (the padded copy, the packed weights, the
+    /// per-thread pointer lists).
+    double scratch_bytes() const;
 };
 
 fwd_plan plan_fwd(const conv_problem &p, amx_backend backend);
