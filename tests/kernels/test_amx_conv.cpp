@@ -509,10 +509,16 @@ TEST(AmxConv, DeclinesWithReasons) {
     EXPECT_NE(why_not_dispatch(make_problem(big), amx_backend::emulated).find("scratch"),
               std::string::npos);
     EXPECT_EQ(why_not_dispatch(make_problem(c), amx_backend::emulated), "");
-    // The dispatch entry is for the native backend and says so.
-    const auto impls = amx_impls();
-    ASSERT_FALSE(impls.empty());
-    for (const auto &d : impls) EXPECT_EQ(d.isa, cpu_isa::amx) << d.name;
+    // The dispatch-row functions: the native one adds the grant, the emulated one builds.
+    EXPECT_EQ(cannot_conv(make_problem(c)), "");
+    EXPECT_EQ(why_not_native(make_problem(c)),
+              native_usable(amx_dot::bf16)
+                  ? std::string()
+                  : std::string("AMX not granted: ") + native_unusable_reason(amx_dot::bf16));
+    EXPECT_NE(create_emulated(make_problem(c)), nullptr);
+    if (!native_usable(amx_dot::bf16)) {
+        EXPECT_THROW(create_native(make_problem(c)), convgrad::error);
+    }
 }
 
 }  // namespace

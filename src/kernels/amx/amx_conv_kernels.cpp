@@ -92,16 +92,17 @@ std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend back
     return std::make_unique<bwd_weights_kernel>(plan_bwd_weights(p, backend, chunk_pixels));
 }
 
-}  // namespace convgrad::detail::amx
-
-namespace convgrad::detail {
-
-std::vector<impl_desc> amx_impls() {
-    // One entry for the three directions (fwd, bwd_data, bwd_weights), bf16 and f16.
-    return {
-        {"amx", cpu_isa::amx,
-         [](const conv_problem &p) { return amx::why_not_dispatch(p, amx::amx_backend::native); },
-         [](const conv_problem &p) { return amx::make_conv_kernel(p, amx::amx_backend::native); }}};
+std::string cannot_conv(const conv_problem &p) {
+    return why_not_dispatch(p, amx_backend::emulated);
+}
+std::string why_not_native(const conv_problem &p) {
+    return why_not_dispatch(p, amx_backend::native);
+}
+std::unique_ptr<kernel> create_native(const conv_problem &p) {
+    return make_conv_kernel(p, amx_backend::native);
+}
+std::unique_ptr<kernel> create_emulated(const conv_problem &p) {
+    return make_conv_kernel(p, amx_backend::emulated);
 }
 
-}  // namespace convgrad::detail
+}  // namespace convgrad::detail::amx

@@ -1,8 +1,8 @@
-// The AMX convolution kernels as dispatch entries (cpu_isa::amx), and a factory that picks the
-// backend, so that tests run the same kernels over the emulation on any CPU.
-//
-// amx_impls() is meant to be listed ahead of the avx512 kernels; every entry declines what it
-// does not do, with the reason (CONVGRAD_VERBOSE shows it).
+// The AMX convolution kernels (fwd, bwd_data, bwd_weights; bf16 and f16 ops, and f32 ops under
+// fpmath_mode bf16/f16) as plain functions with the shapes of a dispatch row's members, so that
+// the dispatch table (whatever its form) lists them at cpu_isa::amx, ahead of the avx512
+// kernels: cannot_conv (what the kernels cannot compute), why_not_native (that, or the tiles
+// are not granted here), create_native, and create_emulated for tests on any CPU.
 #pragma once
 
 #include <memory>
@@ -28,11 +28,11 @@ std::string why_not_dispatch(const conv_problem &p, amx_backend backend);
 std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend backend,
                                          int64_t chunk_pixels = 0);
 
+/// Dispatch-row shapes: the reasons independent of this machine (the type, the scratch bound).
+std::string cannot_conv(const conv_problem &p);
+/// cannot_conv, or "AMX not granted: <native_unusable_reason>".
+std::string why_not_native(const conv_problem &p);
+std::unique_ptr<kernel> create_native(const conv_problem &p);
+std::unique_ptr<kernel> create_emulated(const conv_problem &p);
+
 }  // namespace convgrad::detail::amx
-
-namespace convgrad::detail {
-
-/// The AMX entries of the dispatch list (native backend only).
-std::vector<impl_desc> amx_impls();
-
-}  // namespace convgrad::detail
