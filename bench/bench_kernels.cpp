@@ -166,3 +166,49 @@ const bool amx_ukernel_benchmarks_registered = [] {
 }();
 
 }  // namespace
+
+// ---- The AMX convolution kernels (src/kernels/amx/amx_conv_kernels.hpp) ------------------------
+// A ResNet-style 3x3 layer, each direction, in bf16 and f16, on the native tiles where this machine grants them,
+// else on the emulation (a test tool: its rows show the schedule's overheads, not AMX speed),
+// next to the kernel the dispatcher picks for the same problem in the same run, so that the
+// ratio of the two rows is meaningful on a loaded machine. Select with --benchmark_filter=amx_conv.
+#include "kernels/amx/amx_conv_kernels.hpp"
+
+namespace {
+
+const bool amx_conv_benchmarks_registered = [] {
+    namespace amx = convgrad::detail::amx;
+    static std::vector<bench::bench_problem> problems;
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                         op_kind::ConvolutionBackwardWeights})
+        for (data_type dt : {data_type::bf16, data_type::f16})
+            problems.push_back(bench::make_problem(kind, "mb2ic64ih28oc64oh28kh3ph1", dt));
+    for (const bench::bench_problem &p : problems) {
+        const amx::amx_dot dot =
+            p.r.prob.dt == data_type::bf16 ? amx::amx_dot::bf16 : amx::amx_dot::f16;
+        const amx::amx_backend backend =
+            amx::native_usable(dot) ? amx::amx_backend::native : amx::amx_backend::emulated;
+        const std::string name = std::string("amx_conv/") + amx::to_string(backend) + "/" + p.label;
+        benchmark::RegisterBenchmark(name.c_str(), [&p, backend](benchmark::State &state) {
+            bench::problem_buffers buf(p.r);
+            const auto k = amx::make_conv_kernel(p.r.prob, backend);
+            const detail::conv_args args = buf.args(p.r);
+            bench::timed_loop(state, 2 * p.r.prob.macs(), [&] { k->execute(args); });
+        })->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("amx_conv/dispatched/" + p.label).c_str(),
+                                     [&p](benchmark::State &state) {
+                                         bench::problem_buffers buf(p.r);
+                                         const auto d = detail::dispatch(
+                                             p.r.prob, detail::effective_features(), false);
+                                         state.SetLabel(d.impl->name);
+                                         const detail::conv_args args = buf.args(p.r);
+                                         bench::timed_loop(state, 2 * p.r.prob.macs(),
+                                                           [&] { d.k->execute(args); });
+                                     })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+    }
+    return true;
+}();
+
+}  // namespace

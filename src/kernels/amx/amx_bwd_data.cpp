@@ -1,0 +1,204 @@
+#include "kernels/amx/amx_bwd_data.hpp"
+
+#include <algorithm>
+
+#include "core/float_convert.hpp"
+#include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
+#include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
+
+namespace convgrad::detail::amx {
+namespace {
+
+float load(data_type dt, const void *base, int64_t i) {
+    switch (dt) {
+        case data_type::bf16:
+            return bf16_to_float(static_cast<const uint16_t *>(base)[i]);
+        case data_type::f16:
+            return f16_to_float(static_cast<const uint16_t *>(base)[i]);
+        default:
+            return static_cast<const float *>(base)[i];
+    }
+}
+
+uint16_t narrow(data_type dt, const void *base, int64_t i, amx_dot to) {
+    if ((dt == data_type::bf16 && to == amx_dot::bf16) ||
+        (dt == data_type::f16 && to == amx_dot::f16))
+        return static_cast<const uint16_t *>(base)[i];
+    const float x = load(dt, base, i);
+    return to == amx_dot::bf16 ? float_to_bf16(x) : float_to_f16(x);
+}
+
+void store(data_type dt, void *out, int64_t off, float v) {
+    switch (dt) {
+        case data_type::bf16:
+            static_cast<uint16_t *>(out)[off] = float_to_bf16(v);
+            break;
+        case data_type::f16:
+            static_cast<uint16_t *>(out)[off] = float_to_f16(v);
+            break;
+        default:
+            static_cast<float *>(out)[off] = v;
+            break;
+    }
+}
+
+int64_t div_up(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+bool divides(int64_t s, int64_t a) {
+    return a % s == 0;
+}
+
+}  // namespace
+
+double bwd_data_plan::scratch_bytes() const {
+    const double ksp = double(p.ksp());
+    return 2.0 * p.g * p.mb * op[0] * op[1] * op[2] * ocp + 2.0 * p.g * ksp * ocp * p.icg +
+           nthr * 24.0 * ksp;
+}
+
+bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
+    bwd_data_plan pl;
+    pl.p = p;
+    pl.backend = backend;
+    if (!amx_dot_of(p, pl.dot).empty() || p.dir != conv_direction::bwd_data)
+        throw error(status::invalid_arguments, "AMX backward-data: not a bf16/f16 problem");
+    for (int x = 0; x < 3; ++x) {
+        // dst index j = (i + pb - k * dl) / s over all src pixels i and taps k.
+        const int64_t jmin = floor_div(p.pb[x] - (p.k[x] - 1) * p.dl[x], p.s[x]);
+        const int64_t jmax = floor_div(p.i[x] - 1 + p.pb[x], p.s[x]);
+        pl.lo[x] = std::max<int64_t>(0, -jmin);
+        pl.op[x] = pl.lo[x] + std::max(p.o[x], jmax + 1);
+    }
+    pl.ocp = padded_k(p.ocg);
+    pl.wruns = div_up(div_up(p.i[2], p.s[2]), ukernel_max_m);
+    pl.nthr = threads_for(p.macs());
+    return pl;
+}
+
+void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int64_t ksp = p.ksp(), ldb = 2 * p.icg, tap_b = pl.ocp / 2 * ldb;
+    const int64_t row = pl.op[2] * pl.ocp, plane = pl.op[1] * row, image = pl.op[0] * plane;
+    scratch_buffer<uint16_t> ydst(size_t(p.g * p.mb * image));
+    scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+
+    // 1. The zero-margined copy of diff_dst and the transposed VNNI weights.
+    const int64_t rows = p.g * p.mb * pl.op[0] * pl.op[1];
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        int64_t r0, r1;
+        balance211(rows, nthr, ithr, r0, r1);
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t hp = r % pl.op[1], dp = (r / pl.op[1]) % pl.op[0];
+            const int64_t n = (r / (pl.op[1] * pl.op[0])) % p.mb;
+            const int64_t g = r / (pl.op[1] * pl.op[0] * p.mb);
+            uint16_t *out = ydst.data() + r * row;
+            std::fill(out, out + row, uint16_t(0));
+            const int64_t od = dp - pl.lo[0], oh = hp - pl.lo[1];
+            if (od < 0 || od >= p.o[0] || oh < 0 || oh >= p.o[1]) continue;
+            for (int64_t ow = 0; ow < p.o[2]; ++ow) {
+                const int64_t base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
+                                     ow * p.dst.sp[2] + g * p.ocg * p.dst.c;
+                uint16_t *px = out + (ow + pl.lo[2]) * pl.ocp;
+                for (int64_t oc = 0; oc < p.ocg; ++oc)
+                    px[oc] = narrow(p.dt, args.dst, base + oc * p.dst.c, pl.dot);
+            }
+        }
+        int64_t t0, t1;
+        balance211(p.g * ksp, nthr, ithr, t0, t1);
+        for (int64_t gt = t0; gt < t1; ++gt) {
+            const int64_t g = gt / ksp, t = gt % ksp;
+            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
+            const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
+            uint16_t *B = wpack.data() + gt * tap_b;
+            std::fill(B, B + tap_b, uint16_t(0));
+            for (int64_t oc = 0; oc < p.ocg; ++oc)
+                for (int64_t ic = 0; ic < p.icg; ++ic)
+                    B[(oc / 2) * ldb + 2 * ic + (oc & 1)] = narrow(
+                        p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc) * p.wei.oc, pl.dot);
+        }
+    });
+
+    // 2. Per (group, image, src row, w phase, run): all ic blocks, one brgemm over the taps
+    // that reach the phase.
+    const int64_t items = p.g * p.mb * p.i[0] * p.i[1] * p.s[2] * pl.wruns;
+    parallel(
+        pl.nthr,
+        [&](int ithr, int nthr) {
+            int64_t i0, i1;
+            balance211(items, nthr, ithr, i0, i1);
+            if (i0 >= i1) return;
+            scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
+            scratch_buffer<int64_t> taps{size_t(ksp)};
+            const uint16_t **A = ptrs.data(), **B = A + ksp;
+            float C[ukernel_max_m * ukernel_max_n];
+            ukernel_args a;
+            a.K = int(p.ocg);
+            a.A = A;
+            a.B = B;
+            a.lda = pl.ocp;
+            a.ldb = ldb;
+            a.C = C;
+            a.ldc = ukernel_max_n;
+            a.accumulate = false;
+            for (int64_t item = i0; item < i1; ++item) {
+                int64_t r = item;
+                const int64_t run = r % pl.wruns;
+                r /= pl.wruns;
+                const int64_t phase = r % p.s[2];
+                r /= p.s[2];
+                const int64_t ih = r % p.i[1];
+                r /= p.i[1];
+                const int64_t id = r % p.i[0];
+                r /= p.i[0];
+                const int64_t n = r % p.mb, g = r / p.mb;
+                // Pixels of this phase: iw = phase + s * t for t in [t0, t0 + M).
+                const int64_t count = phase < p.i[2] ? div_up(p.i[2] - phase, p.s[2]) : 0;
+                const int64_t t0 = run * ukernel_max_m;
+                if (t0 >= count) continue;
+                a.M = int(std::min<int64_t>(ukernel_max_m, count - t0));
+                const uint16_t *img = ydst.data() + (g * p.mb + n) * image;
+                int nb = 0;
+                for (int64_t t = 0; t < ksp; ++t) {
+                    const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
+                                  kw = t % p.k[2];
+                    const int64_t ed = id + p.pb[0] - kd * p.dl[0],
+                                  eh = ih + p.pb[1] - kh * p.dl[1],
+                                  ew = phase + p.pb[2] - kw * p.dl[2];
+                    if (!divides(p.s[0], ed) || !divides(p.s[1], eh) || !divides(p.s[2], ew))
+                        continue;
+                    const int64_t jd = ed / p.s[0] + pl.lo[0], jh = eh / p.s[1] + pl.lo[1],
+                                  jw = ew / p.s[2] + t0 + pl.lo[2];
+                    A[nb] = img + jd * plane + jh * row + jw * pl.ocp;
+                    taps[size_t(nb++)] = t;
+                }
+                a.batch = nb;
+                for (int64_t ic0 = 0; ic0 < p.icg; ic0 += ukernel_max_n) {
+                    a.N = int(std::min<int64_t>(ukernel_max_n, p.icg - ic0));
+                    if (nb > 0) {
+                        for (int b = 0; b < nb; ++b)
+                            B[b] = wpack.data() + (g * ksp + taps[size_t(b)]) * tap_b + 2 * ic0;
+                        ukernel(pl.backend, pl.dot, a);
+                    }
+                    for (int m = 0; m < a.M; ++m) {
+                        const int64_t iw = phase + p.s[2] * (t0 + m);
+                        const int64_t base =
+                            n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] + iw * p.src.sp[2];
+                        for (int j = 0; j < a.N; ++j) {
+                            const int64_t ic = g * p.icg + ic0 + j;
+                            float v = nb > 0 ? C[m * ukernel_max_n + j] : 0.f;
+                            if (p.with_bias) v += load(p.dt, args.bias, ic * p.bias_stride);
+                            store(p.dt, args.out, base + ic * p.src.c, v);
+                        }
+                    }
+                }
+            }
+        },
+        thread_tile_hooks(pl.backend));
+}
+
+}  // namespace convgrad::detail::amx

@@ -1,0 +1,47 @@
+// Backward-weights on the AMX microkernel: for every tap, dW[icg x ocg] += src^T * diff_dst,
+// reduced over the output pixels. K is the pixel axis, so the operands put pixel PAIRS on K:
+// A = src^T, a panel [ic][pixels]; B = diff_dst in VNNI pairs [pixels / 2][oc][2]. For one tap
+// only the pixels whose source pixel is inside the image take part (padding contributes
+// nothing, not even 0 * inf), so the pixel list is compacted per tap before packing; when a tap
+// keeps every pixel of the chunk, the chunk's B is packed once and shared by those taps.
+//
+// Schedule: the output pixels (n, od, oh, ow flattened) are cut into K chunks sized so that
+// one chunk's A and B stay in L2. Consecutive chunks form `slices`; a work item is one
+// (slice, group) and owns an f32 partial of that group's weights. The number of slices
+// depends on the problem only, never on the thread count, and a second region sums the slices
+// in slice order and rounds once to the weights' type: the result is the same bit for bit
+// on any number of threads.
+#pragma once
+
+#include <string>
+
+#include "core/conv_problem.hpp"
+#include "kernels/amx/amx_ukernel.hpp"
+
+namespace convgrad::detail::amx {
+
+struct bwd_weights_plan {
+    conv_problem p;
+    amx_backend backend = amx_backend::native;
+    amx_dot dot = amx_dot::bf16;
+    int nthr = 1;
+    int64_t npix = 0;   // output pixels, all images
+    int64_t chunk = 0;  // pixels per K chunk
+    int64_t nchunks = 0;
+    int64_t slices = 1;  // partial sums, each over a run of consecutive chunks
+    int64_t lda = 0, ldb = 0;
+    /// Bytes of scratch one execution allocates (the slices' partial sums, the per-thread
+    /// packed chunk and pixel lists).
+    double scratch_bytes() const;
+};
+
+/// The 16-bit type the problem multiplies in, or an explanation why it has none ("" and
+/// `dot` set when it has one): bf16/f16 ops, or f32 ops under fpmath_mode bf16/f16.
+std::string amx_dot_of(const conv_problem &p, amx_dot &dot);
+
+/// chunk_pixels = 0 picks the L2-sized chunk; tests pass small values to cross chunk edges.
+bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
+                                  int64_t chunk_pixels = 0);
+void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args);
+
+}  // namespace convgrad::detail::amx

@@ -1,0 +1,108 @@
+#include "kernels/amx/amx_conv_kernels.hpp"
+
+#include "kernels/amx/amx_bwd_data.hpp"
+#include "kernels/amx/amx_bwd_weights.hpp"
+#include "kernels/amx/amx_fwd.hpp"
+
+namespace convgrad::detail::amx {
+namespace {
+
+class bwd_weights_kernel : public kernel {
+  public:
+    explicit bwd_weights_kernel(bwd_weights_plan pl) : pl_(std::move(pl)) {}
+    void execute(const conv_args &args) const override { run_bwd_weights(pl_, args); }
+    std::string describe() const override {
+        return std::string("amx bwd_weights ") + to_string(pl_.dot) + " " + to_string(pl_.backend) +
+               ": K chunk " + std::to_string(pl_.chunk) + " pixels x " +
+               std::to_string(pl_.nchunks) + ", " + std::to_string(pl_.slices) + " slice(s), " +
+               std::to_string(pl_.nthr) + " thread(s)";
+    }
+
+  private:
+    bwd_weights_plan pl_;
+};
+
+class bwd_data_kernel : public kernel {
+  public:
+    explicit bwd_data_kernel(bwd_data_plan pl) : pl_(std::move(pl)) {}
+    void execute(const conv_args &args) const override { run_bwd_data(pl_, args); }
+    std::string describe() const override {
+        return std::string("amx bwd_data ") + to_string(pl_.dot) + " " + to_string(pl_.backend) +
+               ": " + std::to_string(pl_.p.s[2]) + " w phase(s) x " + std::to_string(pl_.wruns) +
+               " run(s) of <= 32 pixels, " + std::to_string(pl_.nthr) + " thread(s)";
+    }
+
+  private:
+    bwd_data_plan pl_;
+};
+
+class fwd_kernel : public kernel {
+  public:
+    explicit fwd_kernel(fwd_plan pl) : pl_(std::move(pl)) {}
+    void execute(const conv_args &args) const override { run_fwd(pl_, args); }
+    std::string describe() const override {
+        return std::string("amx fwd ") + to_string(pl_.dot) + " " + to_string(pl_.backend) + ": " +
+               std::to_string(pl_.wruns) + " w run(s) of <= 32 pixels, " +
+               std::to_string(pl_.nthr) + " thread(s)";
+    }
+
+  private:
+    fwd_plan pl_;
+};
+
+}  // namespace
+
+std::string why_not_conv(const conv_problem &p, amx_backend backend) {
+    amx_dot dot;
+    std::string why = amx_dot_of(p, dot);
+    if (!why.empty()) return why;
+    if (backend == amx_backend::native && !native_usable(dot))
+        return std::string("AMX not granted: ") + native_unusable_reason(dot);
+    return {};
+}
+
+std::string why_not_dispatch(const conv_problem &p, amx_backend backend) {
+    std::string why = why_not_conv(p, backend);
+    if (!why.empty()) return why;
+    double bytes = 0;
+    int nthr = 1;
+    if (p.dir == conv_direction::fwd) {
+        const fwd_plan pl = plan_fwd(p, backend);
+        bytes = pl.scratch_bytes(), nthr = pl.nthr;
+    } else if (p.dir == conv_direction::bwd_data) {
+        const bwd_data_plan pl = plan_bwd_data(p, backend);
+        bytes = pl.scratch_bytes(), nthr = pl.nthr;
+    } else {
+        const bwd_weights_plan pl = plan_bwd_weights(p, backend);
+        bytes = pl.scratch_bytes(), nthr = pl.nthr;
+    }
+    if (bytes > p.scratch_bound(nthr))
+        return "its scratch (" + std::to_string(bytes) +
+               " bytes: pads or slices large against the tensors) exceeds the problem's bound";
+    return {};
+}
+
+std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend backend,
+                                         int64_t chunk_pixels) {
+    const std::string why = why_not_conv(p, backend);
+    if (!why.empty()) throw error(status::unimplemented, "AMX convolution: " + why);
+    if (p.dir == conv_direction::fwd) return std::make_unique<fwd_kernel>(plan_fwd(p, backend));
+    if (p.dir == conv_direction::bwd_data)
+        return std::make_unique<bwd_data_kernel>(plan_bwd_data(p, backend));
+    return std::make_unique<bwd_weights_kernel>(plan_bwd_weights(p, backend, chunk_pixels));
+}
+
+std::string cannot_conv(const conv_problem &p) {
+    return why_not_dispatch(p, amx_backend::emulated);
+}
+std::string why_not_native(const conv_problem &p) {
+    return why_not_dispatch(p, amx_backend::native);
+}
+std::unique_ptr<kernel> create_native(const conv_problem &p) {
+    return make_conv_kernel(p, amx_backend::native);
+}
+std::unique_ptr<kernel> create_emulated(const conv_problem &p) {
+    return make_conv_kernel(p, amx_backend::emulated);
+}
+
+}  // namespace convgrad::detail::amx

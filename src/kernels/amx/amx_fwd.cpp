@@ -1,0 +1,179 @@
+#include "kernels/amx/amx_fwd.hpp"
+
+#include <algorithm>
+
+#include "core/float_convert.hpp"
+#include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
+#include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
+
+namespace convgrad::detail::amx {
+namespace {
+
+float load(data_type dt, const void *base, int64_t i) {
+    switch (dt) {
+        case data_type::bf16:
+            return bf16_to_float(static_cast<const uint16_t *>(base)[i]);
+        case data_type::f16:
+            return f16_to_float(static_cast<const uint16_t *>(base)[i]);
+        default:
+            return static_cast<const float *>(base)[i];
+    }
+}
+
+// The element as the kernel's type: the bits themselves when the op has that type.
+uint16_t narrow(data_type dt, const void *base, int64_t i, amx_dot to) {
+    if ((dt == data_type::bf16 && to == amx_dot::bf16) ||
+        (dt == data_type::f16 && to == amx_dot::f16))
+        return static_cast<const uint16_t *>(base)[i];
+    const float x = load(dt, base, i);
+    return to == amx_dot::bf16 ? float_to_bf16(x) : float_to_f16(x);
+}
+
+void store(data_type dt, void *out, int64_t off, float v) {
+    switch (dt) {
+        case data_type::bf16:
+            static_cast<uint16_t *>(out)[off] = float_to_bf16(v);
+            break;
+        case data_type::f16:
+            static_cast<uint16_t *>(out)[off] = float_to_f16(v);
+            break;
+        default:
+            static_cast<float *>(out)[off] = v;
+            break;
+    }
+}
+
+int64_t div_up(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+}  // namespace
+
+double fwd_plan::scratch_bytes() const {
+    const double ksp = double(p.ksp());
+    return 2.0 * p.g * p.mb * ip[0] * ip[1] * ip[2] * icp + 2.0 * p.g * ksp * icp * p.ocg +
+           nthr * 16.0 * ksp;
+}
+
+fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
+    fwd_plan pl;
+    pl.p = p;
+    pl.backend = backend;
+    if (!amx_dot_of(p, pl.dot).empty() || p.dir != conv_direction::fwd)
+        throw error(status::invalid_arguments, "AMX forward: not a bf16/f16 forward problem");
+    for (int x = 0; x < 3; ++x) {
+        // The last tap of the last output pixel, and the last source pixel, both inside.
+        const int64_t reach = (p.o[x] - 1) * p.s[x] + (p.k[x] - 1) * p.dl[x] + 1;
+        pl.ip[x] = std::max(reach, p.pb[x] + p.i[x]);
+    }
+    pl.icp = padded_k(p.icg);
+    pl.wruns = div_up(p.o[2], ukernel_max_m);
+    pl.nthr = threads_for(p.macs());
+    return pl;
+}
+
+void run_fwd(const fwd_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int64_t ksp = p.ksp(), ldb = 2 * p.ocg, tap_b = pl.icp / 2 * ldb;
+    const int64_t row = pl.ip[2] * pl.icp, plane = pl.ip[1] * row, image = pl.ip[0] * plane;
+    scratch_buffer<uint16_t> xsrc(size_t(p.g * p.mb * image));
+    scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+
+    // 1. The padded copy of src (zeros around and in the pad channel) and the VNNI weights.
+    const int64_t rows = p.g * p.mb * pl.ip[0] * pl.ip[1];
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        int64_t r0, r1;
+        balance211(rows, nthr, ithr, r0, r1);
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t hp = r % pl.ip[1], dp = (r / pl.ip[1]) % pl.ip[0];
+            const int64_t n = (r / (pl.ip[1] * pl.ip[0])) % p.mb,
+                          g = r / (pl.ip[1] * pl.ip[0] * p.mb);
+            uint16_t *out = xsrc.data() + r * row;
+            std::fill(out, out + row, uint16_t(0));
+            const int64_t id = dp - p.pb[0], ih = hp - p.pb[1];
+            if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+            for (int64_t iw = 0; iw < p.i[2]; ++iw) {
+                const int64_t base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
+                                     iw * p.src.sp[2] + g * p.icg * p.src.c;
+                uint16_t *px = out + (iw + p.pb[2]) * pl.icp;
+                for (int64_t ic = 0; ic < p.icg; ++ic)
+                    px[ic] = narrow(p.dt, args.src, base + ic * p.src.c, pl.dot);
+            }
+        }
+        int64_t t0, t1;
+        balance211(p.g * ksp, nthr, ithr, t0, t1);
+        for (int64_t gt = t0; gt < t1; ++gt) {
+            const int64_t g = gt / ksp, t = gt % ksp;
+            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
+            const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
+            uint16_t *B = wpack.data() + gt * tap_b;
+            std::fill(B, B + tap_b, uint16_t(0));
+            for (int64_t ic = 0; ic < p.icg; ++ic)
+                for (int64_t oc = 0; oc < p.ocg; ++oc)
+                    B[(ic / 2) * ldb + 2 * oc + (ic & 1)] = narrow(
+                        p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc) * p.wei.oc, pl.dot);
+        }
+    });
+
+    // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps.
+    const int64_t items = p.g * p.mb * p.o[0] * p.o[1] * pl.wruns;
+    parallel(
+        pl.nthr,
+        [&](int ithr, int nthr) {
+            int64_t i0, i1;
+            balance211(items, nthr, ithr, i0, i1);
+            if (i0 >= i1) return;
+            scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
+            const uint16_t **A = ptrs.data(), **B = A + ksp;
+            float C[ukernel_max_m * ukernel_max_n];
+            ukernel_args a;
+            a.K = int(p.icg);
+            a.batch = int(ksp);
+            a.A = A;
+            a.B = B;
+            a.lda = p.s[2] * pl.icp;
+            a.ldb = ldb;
+            a.C = C;
+            a.ldc = ukernel_max_n;
+            a.accumulate = false;
+            for (int64_t item = i0; item < i1; ++item) {
+                int64_t r = item;
+                const int64_t run = r % pl.wruns;
+                r /= pl.wruns;
+                const int64_t oh = r % p.o[1];
+                r /= p.o[1];
+                const int64_t od = r % p.o[0];
+                r /= p.o[0];
+                const int64_t n = r % p.mb, g = r / p.mb;
+                const int64_t ow0 = run * ukernel_max_m;
+                a.M = int(std::min<int64_t>(ukernel_max_m, p.o[2] - ow0));
+                const uint16_t *img = xsrc.data() + (g * p.mb + n) * image;
+                for (int64_t oc0 = 0; oc0 < p.ocg; oc0 += ukernel_max_n) {
+                    a.N = int(std::min<int64_t>(ukernel_max_n, p.ocg - oc0));
+                    for (int64_t t = 0; t < ksp; ++t) {
+                        const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
+                                      kw = t % p.k[2];
+                        A[t] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
+                               (oh * p.s[1] + kh * p.dl[1]) * row +
+                               (ow0 * p.s[2] + kw * p.dl[2]) * pl.icp;
+                        B[t] = wpack.data() + (g * ksp + t) * tap_b + 2 * oc0;
+                    }
+                    ukernel(pl.backend, pl.dot, a);
+                    for (int m = 0; m < a.M; ++m) {
+                        const int64_t base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
+                                             (ow0 + m) * p.dst.sp[2];
+                        for (int j = 0; j < a.N; ++j) {
+                            const int64_t oc = g * p.ocg + oc0 + j;
+                            float v = C[m * ukernel_max_n + j];
+                            if (p.with_bias) v += load(p.dt, args.bias, oc * p.bias_stride);
+                            store(p.dt, args.out, base + oc * p.dst.c, v);
+                        }
+                    }
+                }
+            }
+        },
+        thread_tile_hooks(pl.backend));
+}
+
+}  // namespace convgrad::detail::amx
