@@ -4,6 +4,7 @@
 // docs/kernels.md says how to add a row.
 #include "kernels/inventory.hpp"
 
+#include "kernels/amx/amx_conv_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
 
@@ -75,6 +76,20 @@ const std::vector<impl_desc> &table() {
          .cannot = grouped_cannot<ymm_tile>,
          .why_not = grouped_cannot<ymm_tile>,
          .create = direct<avx2::run_grouped, ymm_tile>},
+
+        // AMX tiles (bf16 and f16 ops, f32 ops under fpmath_mode bf16/f16): 16 f32 columns per
+        // tile row, 8 tiles. Where AMX is not granted the tests run the same kernel source over the
+        // exact emulation of the tile instructions (kernels/amx/amx_emulation.hpp).
+        {.name = "amx_conv:amx",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::amx,
+         .tile = {16, 8},
+         .cannot = amx::cannot_conv,
+         .why_not = amx::why_not_native,
+         .create = amx::create_native,
+         .create_emulated = amx::create_emulated,
+         .emulation_isa = cpu_isa::generic},
 
         {.name = "gemm:avx512",
          .directions = all_directions,
