@@ -89,7 +89,7 @@ void compiled_op::execute(const std::vector<tensor> &inputs,
     try {
         // fpmath_mode bf16/f16: the multiplied inputs rounded once (the bias is not rounded).
         detail::rounded_inputs rounded;
-        if (r.prob.math_dt != r.prob.dt) {
+        if (r.prob.math_dt != r.prob.dt && !k->rounds_to_math_type()) {
             const int nthr = detail::threads_for(double(r.outputs[0].size_bytes()));
             auto round = [&](int idx, const void *&p) {
                 if (idx >= 0 && p) p = rounded.add(r.inputs[size_t(idx)], p, r.prob.math_dt, nthr);

@@ -56,9 +56,17 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
-    c->r.prob.math_dt = detail::math_type(fpmath_, c->r.prob.dt);
+    // `any`: bf16 where AMX multiplies it faster than f32 (the AMX kernels take the problem).
+    c->r.prob.math_dt = detail::math_type(fpmath_, c->r.prob.dt, detail::isa_available(detail::cpu_isa::amx));
     detail::check_thread_count(*op_);
     auto d = detail::dispatch(c->r.prob, detail::effective_features(), choice == impl_choice::reference);
+    if (fpmath_ == fpmath_mode::any && c->r.prob.math_dt != c->r.prob.dt && choice == impl_choice::best &&
+        !d.k->rounds_to_math_type()) {
+        // The kernel that took it multiplies in f32 anyway: a rounding pass would only cost time
+        // and precision, and `any` allows f32.
+        c->r.prob.math_dt = c->r.prob.dt;
+        d = detail::dispatch(c->r.prob, detail::effective_features(), false);
+    }
     c->impl = d.impl;
     c->kernel_name = d.impl->name;
     c->k = std::move(d.k);

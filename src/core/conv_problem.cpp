@@ -14,15 +14,14 @@ const char *to_string(conv_direction d) {
     return "?";
 }
 
-data_type math_type(fpmath_mode mode, data_type dt) {
+data_type math_type(fpmath_mode mode, data_type dt, bool bf16_faster) {
     if (dt != data_type::f32) return dt;  // bf16 and f16 ops already multiply in their type
     switch (mode) {
         case fpmath_mode::bf16: return data_type::bf16;
         case fpmath_mode::f16: return data_type::f16;
-        // tf32 and any allow f32 too, and no lower-precision kernel is faster yet.
+        case fpmath_mode::any: return bf16_faster ? data_type::bf16 : data_type::f32;
         case fpmath_mode::strict:
-        case fpmath_mode::tf32:
-        case fpmath_mode::any: break;
+        case fpmath_mode::tf32: break;
     }
     return data_type::f32;
 }

@@ -70,9 +70,10 @@ struct conv_problem {
 };
 
 /// The math type of an op of type `dt` under fpmath_mode `mode` (see conv_problem::math_dt).
-/// tf32 and any may pick the fastest allowed: until kernels exist whose lower-precision products
-/// are faster than f32 on this machine, that is f32 itself, which every mode allows.
-data_type math_type(fpmath_mode mode, data_type dt);
+/// `any` picks the fastest allowed: bf16 when `bf16_faster` (this machine multiplies bf16 faster
+/// than f32: AMX tiles), else f32. tf32 allows only tf32 and f32; convgrad has no tf32 kernels,
+/// so it computes in f32, which every mode allows.
+data_type math_type(fpmath_mode mode, data_type dt, bool bf16_faster);
 
 /// Where each tensor of a core computation lives for one execution.
 struct conv_args {

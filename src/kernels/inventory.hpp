@@ -22,6 +22,10 @@ class kernel {
     virtual void execute(const conv_args &args) const = 0;
     /// How the kernel mapped the problem, for CONVGRAD_VERBOSE=2 (empty: nothing to add).
     virtual std::string describe() const { return {}; }
+    /// True when the kernel multiplies in conv_problem::math_dt itself (it rounds f32 inputs to
+    /// bf16/f16 while packing them), so execute needs no separate rounding pass for an f32 op
+    /// under fpmath_mode bf16/f16.
+    virtual bool rounds_to_math_type() const { return false; }
 };
 
 /// The directions of the core computation a kernel computes, as a set.

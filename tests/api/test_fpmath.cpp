@@ -9,7 +9,9 @@
 #include <random>
 
 #include "convgrad/json.hpp"
+#include "core/conv_problem.hpp"
 #include "core/float_convert.hpp"
+#include "dispatch/cpu_features.hpp"
 #include "util/conv_test_util.hpp"
 #include "util/tensor_buffer.hpp"
 
@@ -143,8 +145,21 @@ TEST_P(FpmathMode, RoundsTheMultipliedInputsOnceAndAccumulatesInF32) {
             const std::vector<double> ref = run(o, raw, m.mode, impl_choice::reference);
             EXPECT_LE(max_abs_diff(ref, want), 1e-5 * (1 + scale));
         }
-        for (fpmath_mode m : {fpmath_mode::tf32, fpmath_mode::any})
-            EXPECT_EQ(run(o, raw, m), strict) << to_string(m) << " computes as strict (allowed)";
+        // tf32: convgrad has no tf32 kernels, so f32 (allowed). any: f32 too, unless this
+        // machine has AMX (bf16 tiles faster than f32): then bf16 where the AMX kernel takes it.
+        EXPECT_EQ(run(o, raw, fpmath_mode::tf32), strict) << "tf32 computes as strict (allowed)";
+        const std::vector<double> any = run(o, raw, fpmath_mode::any);
+        if (!detail::isa_available(detail::cpu_isa::amx)) {
+            EXPECT_EQ(any, strict) << "any computes as strict where bf16 is not faster";
+        } else if (any != strict) {
+            auto rounded = raw;
+            for (auto &v : rounded)
+                for (double &x : v) x = round_to(data_type::bf16, x);
+            const std::vector<double> want = run(o, rounded, fpmath_mode::strict, impl_choice::reference);
+            double scale = 0;
+            for (double x : want) scale = std::max(scale, std::fabs(x));
+            EXPECT_LE(max_abs_diff(any, want), 1e-5 * (1 + scale)) << "any on AMX: the bf16 result";
+        }
     }
 }
 
@@ -179,6 +194,22 @@ TEST(Fpmath, LowPrecisionOpsAreUnchangedByTheMode) {
     const auto strict = run(o, v, fpmath_mode::strict);
     for (fpmath_mode m : {fpmath_mode::bf16, fpmath_mode::f16, fpmath_mode::tf32, fpmath_mode::any})
         EXPECT_EQ(run(o, v, m), strict) << to_string(m);
+}
+
+TEST(Fpmath, MathTypeOfEachMode) {
+    using detail::math_type;
+    for (bool bf16_faster : {false, true}) {
+        EXPECT_EQ(math_type(fpmath_mode::strict, data_type::f32, bf16_faster), data_type::f32);
+        EXPECT_EQ(math_type(fpmath_mode::bf16, data_type::f32, bf16_faster), data_type::bf16);
+        EXPECT_EQ(math_type(fpmath_mode::f16, data_type::f32, bf16_faster), data_type::f16);
+        EXPECT_EQ(math_type(fpmath_mode::tf32, data_type::f32, bf16_faster), data_type::f32);
+        for (fpmath_mode m : {fpmath_mode::strict, fpmath_mode::bf16, fpmath_mode::f16, fpmath_mode::any}) {
+            EXPECT_EQ(math_type(m, data_type::bf16, bf16_faster), data_type::bf16);
+            EXPECT_EQ(math_type(m, data_type::f16, bf16_faster), data_type::f16);
+        }
+    }
+    EXPECT_EQ(math_type(fpmath_mode::any, data_type::f32, false), data_type::f32);
+    EXPECT_EQ(math_type(fpmath_mode::any, data_type::f32, true), data_type::bf16);
 }
 
 TEST(Fpmath, NamesParseAndPrint) {

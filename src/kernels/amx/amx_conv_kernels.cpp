@@ -11,6 +11,8 @@ class bwd_weights_kernel : public kernel {
   public:
     explicit bwd_weights_kernel(bwd_weights_plan pl) : pl_(std::move(pl)) {}
     void execute(const conv_args &args) const override { run_bwd_weights(pl_, args); }
+    // The packers round f32 inputs to the tile type (math_dt) on the way.
+    bool rounds_to_math_type() const override { return true; }
     std::string describe() const override {
         return std::string("amx bwd_weights ") + to_string(pl_.dot) + " " + to_string(pl_.backend) +
                ": K chunk " + std::to_string(pl_.chunk) + " pixels x " +
@@ -26,6 +28,8 @@ class bwd_data_kernel : public kernel {
   public:
     explicit bwd_data_kernel(bwd_data_plan pl) : pl_(std::move(pl)) {}
     void execute(const conv_args &args) const override { run_bwd_data(pl_, args); }
+    // The packers round f32 inputs to the tile type (math_dt) on the way.
+    bool rounds_to_math_type() const override { return true; }
     std::string describe() const override {
         return std::string("amx bwd_data ") + to_string(pl_.dot) + " " + to_string(pl_.backend) +
                ": " + std::to_string(pl_.p.s[2]) + " w phase(s) x " + std::to_string(pl_.wruns) +
@@ -40,6 +44,8 @@ class fwd_kernel : public kernel {
   public:
     explicit fwd_kernel(fwd_plan pl) : pl_(std::move(pl)) {}
     void execute(const conv_args &args) const override { run_fwd(pl_, args); }
+    // The packers round f32 inputs to the tile type (math_dt) on the way.
+    bool rounds_to_math_type() const override { return true; }
     std::string describe() const override {
         return std::string("amx fwd ") + to_string(pl_.dot) + " " + to_string(pl_.backend) + ": " +
                std::to_string(pl_.wruns) + " w run(s) of <= 32 pixels, " +
