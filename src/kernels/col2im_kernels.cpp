@@ -12,8 +12,9 @@ class col2im_kernel final : public kernel {
     col2im_kernel(const col2im_plan &pl, col2im_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
     std::string describe() const override {
-        return "G=dst*Wt N=" + std::to_string(pl_.N) + " (taps*icg) tile=" +
-               std::to_string(pl_.mr) + "x" + std::to_string(pl_.nv * pl_.vlen) +
+        return "G=dst*Wt N=" + std::to_string(pl_.N) +
+               " (taps*icg) tile=" + std::to_string(pl_.mr) + "x" +
+               std::to_string(pl_.nv * pl_.vlen) +
                " dst=" + (pl_.dst_direct ? "in place" : "widened per tile") +
                " threads=" + std::to_string(pl_.nthr);
     }

@@ -28,6 +28,8 @@ struct col2im_case {
     data_type dt;
 };
 
+// One case per line, as a table.
+// clang-format off
 const col2im_case cases[] = {
     {"stem 7x7 s2", op_kind::ConvolutionBackwardData, 1, 3, 16, 2, {23, 23}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32},
     {"pads > kernel", op_kind::ConvolutionBackwardData, 1, 3, 5, 1, {5, 6}, {3, 3}, {1, 1}, {4, 5}, {5, 4}, {1, 1}, false, false, false, data_type::f32},
@@ -41,6 +43,10 @@ const col2im_case cases[] = {
     {"ConvTranspose NCX padded f32 bias", op_kind::ConvTranspose, 1, 1, 6, 1, {12, 11}, {5, 5}, {3, 2}, {2, 2}, {2, 2}, {1, 1}, true, true, true, data_type::f32},
     {"ConvTranspose 3-D to 1 channel", op_kind::ConvTranspose, 1, 1, 5, 2, {6, 8, 8}, {2, 4, 4}, {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, false, false, true, data_type::f16},
 };
+// Over a million multiply-adds: the kernel splits the (image, group) units over threads.
+const col2im_case stem_big{"stem", op_kind::ConvolutionBackwardData, 1, 3, 64, 3, {40, 40}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+const col2im_case stem_small{"stem", op_kind::ConvolutionBackwardData, 1, 3, 16, 1, {23, 23}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+// clang-format on
 
 // Strides of `shape` (row-major) with every axis padded by one element.
 dims padded(const dims &shape) {
@@ -73,8 +79,8 @@ op make_op(const col2im_case &c) {
     o.set_attr("pads_end", c.pe).set_attr("groups", c.g);
     o.set_attr("data_format", std::string(c.ncx ? "NCX" : "NXC"));
     o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
-    testing::conv_shapes sh{data(c.g * c.icg, c.big), data(c.g * c.ocg, small), w, op_pad,
-                            c.g * c.icg, c.g * c.ocg};
+    testing::conv_shapes sh{
+        data(c.g * c.icg, c.big), data(c.g * c.ocg, small), w, op_pad, c.g * c.icg, c.g * c.ocg};
     testing::add_conv_tensors(o, c.kind, sh, c.bias, c.dt, [&](size_t id, const dims &shape) {
         return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
                                 : logical_tensor(id, c.dt, shape);
@@ -90,7 +96,7 @@ const std::vector<testing::swept_case> &edge_cases() {
             return std::pair<op, std::string>(make_op(c), c.what);
         };
         return testing::reference_sweep(11, int(std::size(cases)), make,
-                                         [](int iter) { return 1 + iter % 2; });
+                                        [](int iter) { return 1 + iter % 2; });
     }();
     return all;
 }
@@ -120,7 +126,7 @@ TEST(Col2im, EdgeCasesEqualTheReference) {
 
 // Non-integer data, so a different summation order would show in the bits.
 TEST(Col2im, BitIdenticalForAnyThreadCount) {
-    const col2im_case c{"stem", op_kind::ConvolutionBackwardData, 1, 3, 64, 3, {40, 40}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+    const col2im_case &c = stem_big;
     const op o = make_op(c);
     const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
     std::vector<tensor_buffer> in;
@@ -150,7 +156,7 @@ TEST(Col2im, BitIdenticalForAnyThreadCount) {
 }
 
 TEST(Col2im, DeclinesWithReasons) {
-    const col2im_case base{"stem", op_kind::ConvolutionBackwardData, 1, 3, 16, 1, {23, 23}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+    const col2im_case &base = stem_small;
     auto prob = [](col2im_case c) {
         const op o = make_op(c);
         return detail::resolve_op(o, o.inputs(), o.outputs()).prob;

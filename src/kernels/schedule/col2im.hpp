@@ -15,10 +15,12 @@ static inline void col2im_add(float *acc, const float *g, dim_t n) {
     const float one = 1.f;
     const V ones = vt::bcast(&one);
     dim_t j = 0;
-    for (; j + W <= n; j += W) vt::store(acc + j, vt::fma(ones, vt::load(g + j), vt::load(acc + j)));
+    for (; j + W <= n; j += W)
+        vt::store(acc + j, vt::fma(ones, vt::load(g + j), vt::load(acc + j)));
     if (j < n) {
         const mask_t m = vt::mask(int(n - j));
-        vt::store_mask(acc + j, vt::fma(ones, vt::load_mask(g + j, m), vt::load_mask(acc + j, m)), m);
+        vt::store_mask(acc + j, vt::fma(ones, vt::load_mask(g + j, m), vt::load_mask(acc + j, m)),
+                       m);
     }
 }
 
@@ -75,7 +77,8 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                 for (dim_t r = 0; r < nrows; ++r) {
                     const dim_t q = m0 + r, ow = q % p.o[2], oh = (q / p.o[2]) % p.o[1],
                                 od = q / (p.o[2] * p.o[1]);
-                    const dim_t off = dbase + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
+                    const dim_t off =
+                        dbase + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
                     if (pl.dst_direct) {
                         rows[r] = static_cast<const float *>(args.dst) + off;
                     } else {
