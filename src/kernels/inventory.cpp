@@ -5,6 +5,7 @@
 #include "kernels/inventory.hpp"
 
 #include "kernels/amx/amx_conv_kernels.hpp"
+#include "kernels/col2im_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
 
@@ -14,11 +15,13 @@ namespace convgrad::detail {
 // with its instruction set's flags.
 namespace avx512 {
 void run_direct(const direct_plan &pl, const conv_args &args);
+void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 }  // namespace avx512
 namespace avx2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
+void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 }  // namespace avx2
@@ -49,6 +52,14 @@ template <gemm_run_fn run, register_tile t>
 std::unique_ptr<kernel> gemm(const conv_problem &p) {
     return make_gemm_kernel(p, t, run);
 }
+template <register_tile t>
+std::string col2im_cannot(const conv_problem &p) {
+    return col2im_why_not(p, t.vlen);
+}
+template <col2im_run_fn run, register_tile t>
+std::unique_ptr<kernel> col2im(const conv_problem &p) {
+    return make_col2im_kernel(p, t, run);
+}
 
 // The GEMM kernel can compute every matrix product; dispatch also asks its cost estimate.
 std::string gemm_cannot(const conv_problem &p) {
@@ -57,7 +68,8 @@ std::string gemm_cannot(const conv_problem &p) {
 
 // Order: the grouped kernels first (they take only few channels per group), then per
 // instruction set the GEMM kernel (it takes only the matrix products its estimate gives it
-// against that set's direct kernel) right before that set's direct kernel, which takes all.
+// against that set's direct kernel), the col2im kernel (data gradients with few src channels
+// per group) and that set's direct kernel, which takes all.
 const std::vector<impl_desc> &table() {
     static const std::vector<impl_desc> rows = {
         {.name = "grouped_lanes:avx512",
@@ -99,6 +111,14 @@ const std::vector<impl_desc> &table() {
          .cannot = gemm_cannot,
          .why_not = gemm_why_not<zmm_tile>,
          .create = gemm<avx512::run_gemm, zmm_tile>},
+        {.name = "col2im:avx512",
+         .directions = {conv_direction::bwd_data},
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = col2im_cannot<zmm_tile>,
+         .why_not = col2im_cannot<zmm_tile>,
+         .create = col2im<avx512::run_col2im, zmm_tile>},
         {.name = "direct_brgemm:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -116,6 +136,14 @@ const std::vector<impl_desc> &table() {
          .cannot = gemm_cannot,
          .why_not = gemm_why_not<ymm_tile>,
          .create = gemm<avx2::run_gemm, ymm_tile>},
+        {.name = "col2im:avx2",
+         .directions = {conv_direction::bwd_data},
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = col2im_cannot<ymm_tile>,
+         .why_not = col2im_cannot<ymm_tile>,
+         .create = col2im<avx2::run_col2im, ymm_tile>},
         {.name = "direct_brgemm:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,

@@ -7,6 +7,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/col2im_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -68,6 +69,7 @@ struct vt {
 #include "kernels/schedule/gather.hpp"
 #include "kernels/schedule/bwd_weights.hpp"
 #include "kernels/schedule/gemm.hpp"
+#include "kernels/schedule/col2im.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
 

@@ -1,0 +1,61 @@
+#include "kernels/col2im_kernels.hpp"
+
+#include <algorithm>
+
+#include "threading/parallel.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+class col2im_kernel final : public kernel {
+  public:
+    col2im_kernel(const col2im_plan &pl, col2im_run_fn run) : pl_(pl), run_(run) {}
+    void execute(const conv_args &args) const override { run_(pl_, args); }
+    std::string describe() const override {
+        return "G=dst*Wt N=" + std::to_string(pl_.N) +
+               " (taps*icg) tile=" + std::to_string(pl_.mr) + "x" +
+               std::to_string(pl_.nv * pl_.vlen) +
+               " dst=" + (pl_.dst_direct ? "in place" : "widened per tile") +
+               " threads=" + std::to_string(pl_.nthr);
+    }
+
+  private:
+    col2im_plan pl_;
+    col2im_run_fn run_;
+};
+
+}  // namespace
+
+std::string col2im_why_not(const conv_problem &p, int vlen) {
+    if (p.dir != conv_direction::bwd_data) return "only bwd_data";
+    // With half a vector of channels or more, channels on the lanes (the direct kernel) waste
+    // at most half of each vector and need no scatter.
+    if (2 * p.icg >= vlen)
+        return "channels per group (" + std::to_string(p.icg) + ") fill half a vector of " +
+               std::to_string(vlen) + " or more: the direct kernel is better";
+    if (p.icg * p.ksp() < vlen)
+        return "channels x taps (" + std::to_string(p.icg * p.ksp()) +
+               ") do not fill one vector of " + std::to_string(vlen);
+    // Per-thread f32 accumulator of one image's src channels of a group, within the scratch
+    // bound's copy of src (the unit count caps the threads); the weights panel, the G tile and
+    // the widened dst tile within one padded weights copy each (conv_problem::scratch_bound).
+    return {};
+}
+
+std::unique_ptr<kernel> make_col2im_kernel(const conv_problem &p, register_tile t,
+                                           col2im_run_fn run) {
+    col2im_plan pl{};
+    pl.p = p;
+    pl.vlen = t.vlen;
+    pl.N = p.icg * p.ksp();
+    pl.ldb = (pl.N + t.vlen - 1) / t.vlen * t.vlen;
+    pl.nv = int(std::min<dim_t>(4, pl.ldb / t.vlen));
+    // Accumulators + the vectors of B + one broadcast register fit the register file.
+    pl.mr = std::min(16, (t.nregs - pl.nv - 1) / pl.nv);
+    pl.dst_direct = p.dt == data_type::f32;
+    // Whole (image, group) units per thread: no more threads than units.
+    pl.nthr = int(std::max<dim_t>(1, std::min<dim_t>(threads_for(p.macs()), p.mb * p.g)));
+    return std::make_unique<col2im_kernel>(pl, run);
+}
+
+}  // namespace convgrad::detail

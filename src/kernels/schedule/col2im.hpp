@@ -1,0 +1,134 @@
+// The col2im schedule (plan and rationale in kernels/col2im_kernels.hpp): G = dst * Wt by the
+// microkernel, then G scattered (added) into the src pixels. Included by each ISA's translation
+// unit inside its own namespace after the microkernel and kernel_helpers.hpp.
+
+// Taps [lo, hi) of one axis that land inside src for dst coordinate o (empty when hi <= lo).
+static inline void col2im_tap_range(dim_t o, dim_t s, dim_t pb, dim_t dl, dim_t k, dim_t i,
+                                    dim_t &lo, dim_t &hi) {
+    const dim_t first = o * s - pb;  // src coordinate of tap 0
+    lo = imax(0, ceil_div(-first, dl));
+    hi = imin(k, ceil_div(i - first, dl));
+}
+
+// acc[0..n) += g[0..n), one rounding per element like the scalar sum.
+static inline void col2im_add(float *acc, const float *g, dim_t n) {
+    const float one = 1.f;
+    const V ones = vt::bcast(&one);
+    dim_t j = 0;
+    for (; j + W <= n; j += W)
+        vt::store(acc + j, vt::fma(ones, vt::load(g + j), vt::load(acc + j)));
+    if (j < n) {
+        const mask_t m = vt::mask(int(n - j));
+        vt::store_mask(acc + j, vt::fma(ones, vt::load_mask(g + j, m), vt::load_mask(acc + j, m)),
+                       m);
+    }
+}
+
+void run_col2im(const col2im_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const dim_t icg = p.icg, ocg = p.ocg, ldb = pl.ldb, isp = p.isp(), osp = p.osp();
+    const dim_t units = p.mb * p.g;
+    if (units == 0 || isp == 0) return;
+    // Wt[g][oc][tap * icg + ic], rows zero-padded to ldb (whole vectors for the microkernel).
+    scratch wt(p.g * ocg * ldb);
+    const weights_layout &wl = p.wei;
+    for (dim_t r = 0; r < p.g * ocg; ++r) {
+        float *row = wt.p + r * ldb;
+        for (dim_t t = 0; t < p.ksp(); ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * wl.sp[0] + kh * wl.sp[1] + kw * wl.sp[2];
+            for (dim_t c = 0; c < icg; ++c)
+                row[t * icg + c] = load_elem(p.dt, args.wei, r * wl.oc + c * wl.ic + toff);
+        }
+        for (dim_t n = pl.N; n < ldb; ++n) row[n] = 0.f;
+    }
+    scratch bias(p.with_bias ? p.ic() : 0);
+    for (dim_t c = 0; p.with_bias && c < p.ic(); ++c)
+        bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
+
+    // Per thread: the unit's accumulator, the G tile and (bf16/f16) the widened dst tile.
+    const dim_t mr = pl.mr, per_thr = isp * icg + mr * ldb + (pl.dst_direct ? 0 : mr * ocg);
+    scratch work(per_thr * pl.nthr);
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        float *acc = work.p + ithr * per_thr, *G = acc + isp * icg, *Ab = G + mr * ldb;
+        const float *rows[max_rows];
+        float *crows[max_rows];
+        const float *panel = nullptr;
+        dim_t us, ue;
+        split(units, nthr, ithr, us, ue);
+        for (dim_t u = us; u < ue; ++u) {
+            const dim_t n = u / p.g, g = u % p.g;
+            for (dim_t x = 0; x < isp; ++x)
+                for (dim_t c = 0; c < icg; ++c)
+                    acc[x * icg + c] = p.with_bias ? bias.p[g * icg + c] : 0.f;
+            const dim_t dbase = n * p.dst.n + g * ocg * p.dst.c;
+            brgemm_f32_args a{};
+            a.K = ocg;
+            a.nbatch = 1;
+            a.A = rows;
+            a.aks = pl.dst_direct ? p.dst.c : 1;
+            a.B = &panel;
+            a.ldb = ldb;
+            a.C = crows;
+            a.tail = W;
+            a.init = ukernel_init::zero;
+            for (dim_t m0 = 0; m0 < osp; m0 += mr) {
+                const dim_t nrows = imin(mr, osp - m0);
+                for (dim_t r = 0; r < nrows; ++r) {
+                    const dim_t q = m0 + r, ow = q % p.o[2], oh = (q / p.o[2]) % p.o[1],
+                                od = q / (p.o[2] * p.o[1]);
+                    const dim_t off =
+                        dbase + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
+                    if (pl.dst_direct) {
+                        rows[r] = static_cast<const float *>(args.dst) + off;
+                    } else {
+                        for (dim_t k = 0; k < ocg; ++k)
+                            Ab[r * ocg + k] = load_elem(p.dt, args.dst, off + k * p.dst.c);
+                        rows[r] = Ab + r * ocg;
+                    }
+                    crows[r] = G + r * ldb;
+                }
+                for (dim_t np = 0; np < ldb; np += dim_t(pl.nv) * W) {
+                    panel = wt.p + g * ocg * ldb + np;
+                    for (dim_t r = 0; r < nrows; ++r) crows[r] = G + r * ldb + np;
+                    call_f32_ukernel(int(nrows), int(imin(pl.nv, (ldb - np) / W)), a);
+                }
+                // Scatter: per (pixel, kd, kh) the valid kw taps; at dilation 1 along w their
+                // src pixels, like their G columns, are one contiguous run.
+                for (dim_t r = 0; r < nrows; ++r) {
+                    const dim_t q = m0 + r, ow = q % p.o[2], oh = (q / p.o[2]) % p.o[1],
+                                od = q / (p.o[2] * p.o[1]);
+                    dim_t d0, d1, h0, h1, w0, w1;
+                    col2im_tap_range(od, p.s[0], p.pb[0], p.dl[0], p.k[0], p.i[0], d0, d1);
+                    col2im_tap_range(oh, p.s[1], p.pb[1], p.dl[1], p.k[1], p.i[1], h0, h1);
+                    col2im_tap_range(ow, p.s[2], p.pb[2], p.dl[2], p.k[2], p.i[2], w0, w1);
+                    if (w1 <= w0) continue;
+                    const float *grow = G + r * ldb;
+                    for (dim_t kd = d0; kd < d1; ++kd)
+                        for (dim_t kh = h0; kh < h1; ++kh) {
+                            const dim_t id = od * p.s[0] - p.pb[0] + kd * p.dl[0];
+                            const dim_t ih = oh * p.s[1] - p.pb[1] + kh * p.dl[1];
+                            const dim_t iw0 = ow * p.s[2] - p.pb[2] + w0 * p.dl[2];
+                            float *dst_px = acc + ((id * p.i[1] + ih) * p.i[2] + iw0) * icg;
+                            const float *g_px = grow + ((kd * p.k[1] + kh) * p.k[2] + w0) * icg;
+                            if (p.dl[2] == 1) {
+                                col2im_add(dst_px, g_px, (w1 - w0) * icg);
+                                continue;
+                            }
+                            for (dim_t kw = w0; kw < w1; ++kw)
+                                col2im_add(dst_px + (kw - w0) * p.dl[2] * icg,
+                                           g_px + (kw - w0) * icg, icg);
+                        }
+                }
+            }
+            // One rounding to the user's type, in the user's layout.
+            const dim_t sbase = n * p.src.n + g * icg * p.src.c;
+            for (dim_t x = 0; x < isp; ++x) {
+                const dim_t iw = x % p.i[2], ih = (x / p.i[2]) % p.i[1], id = x / (p.i[2] * p.i[1]);
+                const dim_t off = sbase + id * p.src.sp[0] + ih * p.src.sp[1] + iw * p.src.sp[2];
+                for (dim_t c = 0; c < icg; ++c)
+                    store_elem(p.dt, args.out, off + c * p.src.c, acc[x * icg + c]);
+            }
+        }
+    });
+}

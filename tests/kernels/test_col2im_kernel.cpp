@@ -1,0 +1,178 @@
+// The col2im kernel (kernels/col2im_kernels.hpp) on the edges its scatter must get right, against
+// the reference, exactly (small-integer data): pads larger than the kernel (dst pixels whose
+// every tap lands in padding), stride larger than the kernel (src pixels no tap reaches), dilation
+// (along w too: the non-contiguous scatter), 1-D and 3-D, groups with few channels per group,
+// NCX and padded strides, bf16/f16, bias. Plus bit-identical results at 1 and 2 threads on
+// non-integer data, and the reasons it declines.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+#include <random>
+
+#include "core/resolve.hpp"
+#include "kernels/col2im_kernels.hpp"
+#include "util/kernel_check.hpp"
+
+namespace convgrad {
+namespace {
+
+using testing::tensor_buffer;
+
+struct col2im_case {
+    const char *what;
+    op_kind kind;  // ConvolutionBackwardData or ConvTranspose
+    dim_t g, icg, ocg, mb;
+    dims big, k, s, pb, pe, dl;  // dl: 1 = dense
+    bool ncx, padded_strides, bias;
+    data_type dt;
+};
+
+// One case per line, as a table.
+// clang-format off
+const col2im_case cases[] = {
+    {"stem 7x7 s2", op_kind::ConvolutionBackwardData, 1, 3, 16, 2, {23, 23}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32},
+    {"pads > kernel", op_kind::ConvolutionBackwardData, 1, 3, 5, 1, {5, 6}, {3, 3}, {1, 1}, {4, 5}, {5, 4}, {1, 1}, false, false, false, data_type::f32},
+    {"stride > kernel", op_kind::ConvolutionBackwardData, 1, 2, 9, 2, {11, 13}, {3, 3}, {4, 5}, {1, 0}, {0, 1}, {1, 1}, false, false, false, data_type::f32},
+    {"dilated h and w", op_kind::ConvolutionBackwardData, 1, 3, 7, 1, {13, 14}, {3, 3}, {2, 1}, {2, 2}, {2, 2}, {2, 3}, false, false, false, data_type::f32},
+    {"1-D long kernel NCX", op_kind::ConvolutionBackwardData, 1, 1, 5, 3, {50}, {17}, {4}, {8}, {8}, {1}, true, false, false, data_type::f32},
+    {"3-D bf16", op_kind::ConvolutionBackwardData, 1, 2, 7, 1, {7, 6, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, false, false, data_type::bf16},
+    {"groups 3, 2 channels each", op_kind::ConvolutionBackwardData, 3, 2, 5, 2, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, false, data_type::f32},
+    {"NCX padded strides f16", op_kind::ConvolutionBackwardData, 2, 3, 4, 2, {10, 9}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, true, true, false, data_type::f16},
+    {"ConvTranspose to RGB, bias, bf16", op_kind::ConvTranspose, 1, 3, 32, 2, {8, 8}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, true, data_type::bf16},
+    {"ConvTranspose NCX padded f32 bias", op_kind::ConvTranspose, 1, 1, 6, 1, {12, 11}, {5, 5}, {3, 2}, {2, 2}, {2, 2}, {1, 1}, true, true, true, data_type::f32},
+    {"ConvTranspose 3-D to 1 channel", op_kind::ConvTranspose, 1, 1, 5, 2, {6, 8, 8}, {2, 4, 4}, {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, false, false, true, data_type::f16},
+};
+// Over a million multiply-adds: the kernel splits the (image, group) units over threads.
+const col2im_case stem_big{"stem", op_kind::ConvolutionBackwardData, 1, 3, 64, 3, {40, 40}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+const col2im_case stem_small{"stem", op_kind::ConvolutionBackwardData, 1, 3, 16, 1, {23, 23}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
+// clang-format on
+
+// Strides of `shape` (row-major) with every axis padded by one element.
+dims padded(const dims &shape) {
+    dims st(shape.size());
+    dim_t acc = 1;
+    for (size_t i = shape.size(); i-- > 0;) st[i] = acc, acc *= shape[i] + 1;
+    return st;
+}
+
+op make_op(const col2im_case &c) {
+    const bool ct = c.kind == op_kind::ConvTranspose;
+    const size_t S = c.big.size();
+    dims small, op_pad;
+    for (size_t j = 0; j < S; ++j) {
+        const dim_t ke = (c.k[j] - 1) * c.dl[j] + 1, span = c.big[j] + c.pb[j] + c.pe[j] - ke;
+        small.push_back(span / c.s[j] + 1);
+        op_pad.push_back(span % c.s[j]);
+    }
+    auto data = [&](dim_t C, const dims &sp) {
+        dims d{c.mb};
+        if (c.ncx) d.push_back(C);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (!c.ncx) d.push_back(C);
+        return d;
+    };
+    dims w{c.g * c.ocg, c.icg};
+    w.insert(w.end(), c.k.begin(), c.k.end());
+    op o(0, c.kind, c.what);
+    o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pb);
+    o.set_attr("pads_end", c.pe).set_attr("groups", c.g);
+    o.set_attr("data_format", std::string(c.ncx ? "NCX" : "NXC"));
+    o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
+    testing::conv_shapes sh{
+        data(c.g * c.icg, c.big), data(c.g * c.ocg, small), w, op_pad, c.g * c.icg, c.g * c.ocg};
+    testing::add_conv_tensors(o, c.kind, sh, c.bias, c.dt, [&](size_t id, const dims &shape) {
+        return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
+                                : logical_tensor(id, c.dt, shape);
+    });
+    return o;
+}
+
+const std::vector<testing::swept_case> &edge_cases() {
+    static const std::vector<testing::swept_case> all = [] {
+        size_t next = 0;
+        auto make = [&](std::mt19937_64 &) {
+            const col2im_case &c = cases[next++];
+            return std::pair<op, std::string>(make_op(c), c.what);
+        };
+        return testing::reference_sweep(11, int(std::size(cases)), make,
+                                        [](int iter) { return 1 + iter % 2; });
+    }();
+    return all;
+}
+
+std::vector<const detail::impl_desc *> col2im_rows() {
+    std::vector<const detail::impl_desc *> rows;
+    for (const detail::impl_desc &r : detail::kernel_inventory())
+        if (std::strncmp(r.name, "col2im:", 7) == 0) rows.push_back(&r);
+    return rows;
+}
+
+TEST(Col2im, EdgeCasesEqualTheReference) {
+    const auto rows = col2im_rows();
+    ASSERT_FALSE(rows.empty());
+    int ran = 0;
+    for (const detail::impl_desc *row : rows) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        // Every case is one the row must take (else this test would not test it).
+        for (const testing::swept_case &c : edge_cases())
+            EXPECT_EQ(row->cannot(c.r.prob), "") << row->name << " " << c.text;
+        EXPECT_EQ(testing::check_row(*row, m.create, edge_cases()), int(std::size(cases)));
+        ++ran;
+    }
+    if (ran == 0) GTEST_SKIP() << "no col2im row runs on this CPU (or under CONVGRAD_MAX_ISA)";
+}
+
+// Non-integer data, so a different summation order would show in the bits.
+TEST(Col2im, BitIdenticalForAnyThreadCount) {
+    const col2im_case &c = stem_big;
+    const op o = make_op(c);
+    const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+    std::vector<tensor_buffer> in;
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (const logical_tensor &t : r.inputs) {
+        in.emplace_back(t);
+        std::vector<double> v(in.back().values().size());
+        for (double &x : v) x = u(rng);
+        in.back().fill_values(v);
+    }
+    const int saved = omp_get_max_threads();
+    for (const detail::impl_desc *row : col2im_rows()) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        std::vector<std::vector<double>> results;
+        for (int nthr : {1, 2, 3}) {
+            omp_set_num_threads(nthr);
+            tensor_buffer out(r.outputs[0]);
+            testing::run_poisoned(r, m.create, in, out);
+            results.push_back(out.values());
+        }
+        omp_set_num_threads(saved);
+        EXPECT_EQ(results[0], results[1]) << row->name;
+        EXPECT_EQ(results[0], results[2]) << row->name;
+    }
+}
+
+TEST(Col2im, DeclinesWithReasons) {
+    const col2im_case &base = stem_small;
+    auto prob = [](col2im_case c) {
+        const op o = make_op(c);
+        return detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    };
+    EXPECT_EQ(detail::col2im_why_not(prob(base), 16), "");
+    col2im_case wide = base;
+    wide.icg = 8;
+    EXPECT_NE(detail::col2im_why_not(prob(wide), 16).find("half a vector"), std::string::npos);
+    EXPECT_EQ(detail::col2im_why_not(prob(wide), 32), "");
+    col2im_case few_taps = base;
+    few_taps.k = {2, 2};  // 3 channels x 4 taps < 16 lanes
+    EXPECT_NE(detail::col2im_why_not(prob(few_taps), 16).find("one vector"), std::string::npos);
+    detail::conv_problem fwd = prob(base);
+    fwd.dir = detail::conv_direction::fwd;
+    EXPECT_EQ(detail::col2im_why_not(fwd, 16), "only bwd_data");
+}
+
+}  // namespace
+}  // namespace convgrad
