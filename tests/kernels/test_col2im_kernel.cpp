@@ -169,6 +169,9 @@ TEST(Col2im, DeclinesWithReasons) {
     col2im_case few_taps = base;
     few_taps.k = {2, 2};  // 3 channels x 4 taps < 16 lanes
     EXPECT_NE(detail::col2im_why_not(prob(few_taps), 16).find("one vector"), std::string::npos);
+    col2im_case one_out = base;
+    one_out.ocg = 3;
+    EXPECT_NE(detail::col2im_why_not(prob(one_out), 16).find("below 4"), std::string::npos);
     detail::conv_problem fwd = prob(base);
     fwd.dir = detail::conv_direction::fwd;
     EXPECT_EQ(detail::col2im_why_not(fwd, 16), "only bwd_data");
