@@ -116,7 +116,7 @@ thread_hooks counting_hooks(hook_log &log) {
 }
 
 TEST(Threading, HooksRunOncePerThread) {
-    for (int nthr : {1, 2, 7}) {
+    for (int nthr : {1, 2, 3}) {
         hook_log log;
         std::atomic<int> bodies{0}, bodies_inside_hooks{0};
         parallel(
