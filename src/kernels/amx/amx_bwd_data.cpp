@@ -4,44 +4,12 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
+#include "kernels/amx/amx_elements.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::amx {
 namespace {
-
-float load(data_type dt, const void *base, int64_t i) {
-    switch (dt) {
-        case data_type::bf16:
-            return bf16_to_float(static_cast<const uint16_t *>(base)[i]);
-        case data_type::f16:
-            return f16_to_float(static_cast<const uint16_t *>(base)[i]);
-        default:
-            return static_cast<const float *>(base)[i];
-    }
-}
-
-uint16_t narrow(data_type dt, const void *base, int64_t i, amx_dot to) {
-    if ((dt == data_type::bf16 && to == amx_dot::bf16) ||
-        (dt == data_type::f16 && to == amx_dot::f16))
-        return static_cast<const uint16_t *>(base)[i];
-    const float x = load(dt, base, i);
-    return to == amx_dot::bf16 ? float_to_bf16(x) : float_to_f16(x);
-}
-
-void store(data_type dt, void *out, int64_t off, float v) {
-    switch (dt) {
-        case data_type::bf16:
-            static_cast<uint16_t *>(out)[off] = float_to_bf16(v);
-            break;
-        case data_type::f16:
-            static_cast<uint16_t *>(out)[off] = float_to_f16(v);
-            break;
-        default:
-            static_cast<float *>(out)[off] = v;
-            break;
-    }
-}
 
 int64_t div_up(int64_t a, int64_t b) {
     return (a + b - 1) / b;
@@ -105,7 +73,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                                      ow * p.dst.sp[2] + g * p.ocg * p.dst.c;
                 uint16_t *px = out + (ow + pl.lo[2]) * pl.ocp;
                 for (int64_t oc = 0; oc < p.ocg; ++oc)
-                    px[oc] = narrow(p.dt, args.dst, base + oc * p.dst.c, pl.dot);
+                    px[oc] = narrow_element(p.dt, args.dst, base + oc * p.dst.c, pl.dot);
             }
         }
         int64_t t0, t1;
@@ -118,7 +86,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             std::fill(B, B + tap_b, uint16_t(0));
             for (int64_t oc = 0; oc < p.ocg; ++oc)
                 for (int64_t ic = 0; ic < p.icg; ++ic)
-                    B[(oc / 2) * ldb + 2 * ic + (oc & 1)] = narrow(
+                    B[(oc / 2) * ldb + 2 * ic + (oc & 1)] = narrow_element(
                         p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc) * p.wei.oc, pl.dot);
         }
     });
@@ -191,8 +159,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                         for (int j = 0; j < a.N; ++j) {
                             const int64_t ic = g * p.icg + ic0 + j;
                             float v = nb > 0 ? C[m * ukernel_max_n + j] : 0.f;
-                            if (p.with_bias) v += load(p.dt, args.bias, ic * p.bias_stride);
-                            store(p.dt, args.out, base + ic * p.src.c, v);
+                            if (p.with_bias) v += load_element(p.dt, args.bias, ic * p.bias_stride);
+                            store_element(p.dt, args.out, base + ic * p.src.c, v);
                         }
                     }
                 }

@@ -4,6 +4,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_conv_pack.hpp"
+#include "kernels/amx/amx_elements.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -50,19 +51,6 @@ int64_t collect(const conv_problem &p, int64_t p0, int64_t p1, const int64_t tap
     return n;
 }
 
-void store(data_type dt, void *out, int64_t off, float v) {
-    switch (dt) {
-        case data_type::bf16:
-            static_cast<uint16_t *>(out)[off] = float_to_bf16(v);
-            break;
-        case data_type::f16:
-            static_cast<uint16_t *>(out)[off] = float_to_f16(v);
-            break;
-        default:
-            static_cast<float *>(out)[off] = v;
-            break;
-    }
-}
 
 }  // namespace
 
@@ -210,7 +198,7 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
             for (int64_t oc = 0; oc < p.ocg; ++oc) {
                 float sum = row[oc];
                 for (int64_t s = 1; s < pl.slices; ++s) sum += row[s * p.g * wgroup + oc];
-                store(p.dt, args.out, base + (g * p.ocg + oc) * l.oc, sum);
+                store_element(p.dt, args.out, base + (g * p.ocg + oc) * l.oc, sum);
             }
         }
     });
