@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -93,6 +94,13 @@ std::vector<op_kind> family_ops(bool deconv) {
     if (deconv)
         return {op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
     return {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights};
+}
+
+// The summary groups a run belongs to: its (op, type, threads), and all ops of that type and
+// thread count.
+std::array<std::string, 2> summary_keys(op_kind kind, data_type dt, int thr) {
+    const std::string tail = std::string(" ") + to_string(dt) + " " + std::to_string(thr) + "t";
+    return {std::string(to_string(kind)) + tail, "all ops" + tail};
 }
 
 json::document single(const op &o, const std::string &fpmath = "strict") {
@@ -358,10 +366,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         const double dnnl_best = std::isnan(dnnl.plain_ms)     ? dnnl.blocked_ms
                                                  : std::isnan(dnnl.blocked_ms) ? dnnl.plain_ms
                                                                                : std::min(dnnl.plain_ms, dnnl.blocked_ms);
-                        for (const std::string &key : {std::string(to_string(kind)) + " " + to_string(dt) + " " +
-                                                           std::to_string(thr) + "t",
-                                                       std::string("all ops ") + to_string(dt) + " " +
-                                                           std::to_string(thr) + "t"}) {
+                        for (const std::string &key : summary_keys(kind, dt, thr)) {
                             ratio_group &grp = groups[key];
                             grp.add(x_plain, x_blocked, dnnl_best / ms);
                             if (without) grp.add_without(dnnl_best / ms_wo);
@@ -382,10 +387,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         else if (vs_f32 && f32_ms.count(same_layer)) x_f32 = f32_ms[same_layer] / ms;
                         if (!std::isnan(x_f32)) {
                             std::printf("  x f32 %s", fmt_ratio(x_f32).c_str());
-                            for (const std::string &key : {std::string(to_string(kind)) + " " + to_string(dt) + " " +
-                                                               std::to_string(thr) + "t",
-                                                           std::string("all ops ") + to_string(dt) + " " +
-                                                               std::to_string(thr) + "t"}) {
+                            for (const std::string &key : summary_keys(kind, dt, thr)) {
                                 f32_groups[key].first += std::log(x_f32);
                                 f32_groups[key].second += 1;
                             }
