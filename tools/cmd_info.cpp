@@ -53,6 +53,8 @@ void add_info_command(CLI::App &app, int &exit_code) {
         std::cout << "cpu: detected " << to_string(detected_isa()) << ", effective "
                   << to_string(effective_isa()) << " (cap with CONVGRAD_MAX_ISA)\n";
         std::cout << "cpu features: " << detected_features().to_string() << "\n";
+        if (amx_permission_status() != amx_permission::not_asked)
+            std::cout << "amx tile data: " << to_string(amx_permission_status()) << "\n";
         if (!(effective_features() == detected_features()))
             std::cout << "cpu features in effect: " << effective_features().to_string() << "\n";
         std::cout << "threads: " << current_threads() << " (OMP_NUM_THREADS)\n";

@@ -33,6 +33,8 @@ bool request_amx_permission() {
 #endif
 }
 
+amx_permission amx_answer = amx_permission::not_asked;
+
 cpu_features detect() {
     using f = cpu_feature;
     cpu_features out;
@@ -45,7 +47,6 @@ cpu_features detect() {
     const uint64_t xcr0 = xgetbv0();
     const bool ymm_state = (xcr0 & 0x6) == 0x6;
     const bool zmm_state = (xcr0 & 0xe6) == 0xe6;
-    const bool tile_state = (xcr0 & (3ull << 17)) == (3ull << 17);
     __cpuid_count(7, 0, a, b, c, d);
     const unsigned ebx7 = b, edx7 = d;
     __cpuid_count(7, 1, a, b, c, d);
@@ -62,13 +63,7 @@ cpu_features detect() {
     add(zmm_state && (ebx7 & (1u << 17)), f::avx512dq);
     add(zmm_state && (eax71 & (1u << 5)), f::avx512_bf16);
     add(zmm_state && (edx7 & (1u << 23)), f::avx512_fp16);
-    const bool amx_tile = edx7 & (1u << 24);
-    if (amx_tile && tile_state && request_amx_permission()) {
-        add(true, f::amx_tile);
-        add(edx7 & (1u << 22), f::amx_bf16);
-        add(eax71 & (1u << 21), f::amx_fp16);
-    }
-    return out;
+    return out | amx_features(edx7, eax71, xcr0, request_amx_permission, amx_answer);
 }
 
 cpu_features cap_from_env(cpu_features detected) {
@@ -80,6 +75,37 @@ cpu_features cap_from_env(cpu_features detected) {
 }
 
 }  // namespace
+
+cpu_features amx_features(unsigned edx7, unsigned eax71, uint64_t xcr0,
+                          bool (*request_permission)(), amx_permission &answer) {
+    using f = cpu_feature;
+    answer = amx_permission::not_asked;
+    const bool amx_tile = edx7 & (1u << 24);
+    const bool tile_state = (xcr0 & (3ull << 17)) == (3ull << 17);
+    if (!amx_tile || !tile_state) return {};
+    // Asked once per process (detection runs once); a refusal leaves AMX out, so every AMX row
+    // reports the missing features and dispatch goes on to the next kernel.
+    answer = request_permission() ? amx_permission::granted : amx_permission::refused;
+    if (answer == amx_permission::refused) return {};
+    cpu_features out{f::amx_tile};
+    if (edx7 & (1u << 22)) out = out | cpu_features{f::amx_bf16};
+    if (eax71 & (1u << 21)) out = out | cpu_features{f::amx_fp16};
+    return out;
+}
+
+amx_permission amx_permission_status() {
+    (void)detected_features();  // detection is where the permission is asked for
+    return amx_answer;
+}
+
+const char *to_string(amx_permission a) {
+    switch (a) {
+        case amx_permission::not_asked: return "not asked (no AMX, or tile state not enabled by the OS)";
+        case amx_permission::granted: return "granted";
+        case amx_permission::refused: return "refused by the OS (arch_prctl ARCH_REQ_XCOMP_PERM): AMX kernels are not used";
+    }
+    return "?";
+}
 
 const char *to_string(cpu_isa isa) {
     switch (isa) {

@@ -65,6 +65,19 @@ cpu_features features_of(cpu_isa isa);
 /// What CONVGRAD_MAX_ISA=isa allows: the features of isa and of every level before it.
 cpu_features cap_features(cpu_isa isa);
 
+/// What the OS answered when the process asked for AMX tile data.
+enum class amx_permission { not_asked, granted, refused };
+const char *to_string(amx_permission a);
+
+/// The AMX features from CPUID leaf 7 (edx of subleaf 0, eax of subleaf 1) and XCR0: none
+/// unless the processor lists AMX-TILE and the OS enables the tile state, and then only when
+/// `request_permission` (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM)) is granted. `answer` says
+/// which it was. A parameter so that a refusal can be tested on any machine.
+cpu_features amx_features(unsigned edx7, unsigned eax71, uint64_t xcr0,
+                          bool (*request_permission)(), amx_permission &answer);
+/// This process's answer (detection asks once).
+amx_permission amx_permission_status();
+
 /// What the processor and OS support (AMX only once the OS granted tile data to the process).
 cpu_features detected_features();
 /// detected_features() within the cap of CONVGRAD_MAX_ISA (read once).

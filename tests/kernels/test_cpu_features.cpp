@@ -2,6 +2,9 @@
 // not imply AMX), availability is a subset test, and CONVGRAD_MAX_ISA caps by level name.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "dispatch/cpu_features.hpp"
 
 namespace convgrad::detail {
@@ -60,6 +63,41 @@ TEST(CpuFeatures, NamesParseAndPrint) {
     EXPECT_FALSE(parse_cpu_isa("avx1024", x));
     EXPECT_EQ(cpu_features({f::avx2, f::amx_fp16}).to_string(), "avx2 amx_fp16");
     EXPECT_EQ(cpu_features::from_missing(zen4, avx512_base).to_string(), "avx512_bf16");
+}
+
+// AMX needs three things: CPUID's AMX bits, the tile state enabled in XCR0, and the OS's grant of
+// tile data to the process. The permission request is a parameter, so its refusal is tested on
+// any machine.
+constexpr unsigned amx_tile_bit = 1u << 24, amx_bf16_bit = 1u << 22, amx_fp16_bit = 1u << 21;
+constexpr uint64_t tile_state = 3ull << 17;
+int permission_asked = 0;
+bool grant() {
+    ++permission_asked;
+    return true;
+}
+bool refuse() {
+    ++permission_asked;
+    return false;
+}
+
+TEST(CpuFeatures, AmxNeedsTheOsPermissionAndARefusalLeavesItOut) {
+    amx_permission answer;
+    permission_asked = 0;
+    EXPECT_EQ(amx_features(amx_tile_bit | amx_bf16_bit, amx_fp16_bit, tile_state, grant, answer),
+              (cpu_features{f::amx_tile, f::amx_bf16, f::amx_fp16}));
+    EXPECT_EQ(answer, amx_permission::granted);
+    EXPECT_EQ(amx_features(amx_tile_bit | amx_bf16_bit, 0, tile_state, refuse, answer), cpu_features{});
+    EXPECT_EQ(answer, amx_permission::refused);
+    EXPECT_EQ(permission_asked, 2);
+    // Nothing to ask for without the CPUID bit or without the tile state in XCR0.
+    EXPECT_EQ(amx_features(0, 0, tile_state, grant, answer), cpu_features{});
+    EXPECT_EQ(answer, amx_permission::not_asked);
+    EXPECT_EQ(amx_features(amx_tile_bit | amx_bf16_bit, 0, 1ull << 17, grant, answer), cpu_features{});
+    EXPECT_EQ(answer, amx_permission::not_asked);
+    EXPECT_EQ(permission_asked, 2);
+    EXPECT_NE(std::string(to_string(amx_permission::refused)).find("refused"), std::string::npos);
+    // This process: AMX is among the detected features exactly when the OS granted it.
+    EXPECT_EQ(detected_features().has(f::amx_tile), amx_permission_status() == amx_permission::granted);
 }
 
 // What runs here agrees with the cap in force (the ctest ISA-cap runs set CONVGRAD_MAX_ISA).

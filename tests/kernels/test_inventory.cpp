@@ -84,6 +84,28 @@ TEST(Inventory, DispatchFollowsTableOrder) {
     EXPECT_EQ(g.impl->isa, cpu_isa::generic) << g.impl->name;
 }
 
+// When the OS refuses AMX tile data, AMX is not among the features (CpuFeatures tests the
+// decoding), and a bf16 problem the AMX row would take goes to the next row, with the reason.
+TEST(Inventory, RefusedAmxFailsOverToTheNextRow) {
+    const cpu_features amx{cpu_feature::amx_tile, cpu_feature::amx_bf16, cpu_feature::amx_fp16};
+    amx_permission answer;
+    const cpu_features refused = amx_features(
+        (1u << 24) | (1u << 22), 0, 3ull << 17, [] { return false; }, answer);
+    ASSERT_EQ(answer, amx_permission::refused);
+    const cpu_features here = cpu_features::from_missing(effective_features(), amx) | refused;
+    for (conv_direction dir :
+         {conv_direction::fwd, conv_direction::bwd_data, conv_direction::bwd_weights}) {
+        const conv_problem p = small_problem(dir, data_type::bf16);
+        const dispatch_result r = dispatch(p, here, false);
+        EXPECT_EQ(std::string(r.impl->name).find("amx"), std::string::npos) << r.impl->name;
+        bool reported = false;
+        for (const auto &why : r.refusals)
+            reported = reported || (why.rfind("amx_conv:amx: needs amx", 0) == 0 &&
+                                    why.find("amx_tile") != std::string::npos);
+        EXPECT_TRUE(reported) << to_string(dir);
+    }
+}
+
 TEST(Inventory, DisableSkipsRowsByPrefix) {
     const conv_problem p = small_problem(conv_direction::bwd_data, data_type::f32);
     const std::string first = dispatch(p, effective_features(), false).impl->name;
