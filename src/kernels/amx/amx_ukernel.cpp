@@ -86,9 +86,7 @@ bool native_built(amx_dot dot) {
 
 const char *native_unusable_reason(amx_dot dot) {
     if (!native::built(dot))
-        return dot == amx_dot::bf16
-                   ? "the compiler lacks -mamx-tile/-mamx-bf16, the native kernel was not built"
-                   : "the compiler lacks -mamx-fp16, the native f16 kernel was not built";
+        return "the compiler lacks -mamx-tile/-mamx-bf16, the native kernels were not built";
     const cpu_features have = effective_features();
     if (!have.has(cpu_feature::amx_tile)) {
         unsigned a, b, c, d;

@@ -19,9 +19,9 @@
 // order. Each step is one TDPBF16PS / TDPFP16PS, whose own order amx_emulation.hpp spells out.
 //
 // The native path (amx_backend::native) runs the real instructions; it is compiled only when
-// the compiler accepts -mamx-tile -mamx-bf16 (and -mamx-fp16 for f16) and may run only where
-// amx_native_usable says so. The emulated path runs the same kernel source over
-// amx_emulation.hpp on any CPU.
+// the compiler accepts -mamx-tile -mamx-bf16 (f16 too: tdpfp16ps is emitted by its encoding when
+// the compiler lacks -mamx-fp16) and may run only where native_usable says so. The emulated path
+// runs the same kernel source over amx_emulation.hpp on any CPU.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // The microkernel on the real AMX instructions. This unit alone is compiled with -mamx-tile
-// -mamx-bf16 (and -mamx-fp16 when the compiler has it: GCC 12 does not); what the compiler
-// lacks is not built, and native_built() says so. Nothing here runs unless the caller checked
-// native_usable() (CPUID, XCR0 tile state and the OS permission, cpu_features.cpp).
+// -mamx-bf16 (and -mamx-fp16 when the compiler has it: GCC 12 does not, see tdpfp16ps below);
+// without those two flags nothing native is built, and native_built() says so. Nothing here
+// runs unless the caller checked native_usable() (CPUID, XCR0 tile state and the OS
+// permission, cpu_features.cpp).
 #include "kernels/amx/amx_ukernel_native.hpp"
 
 #include "convgrad/types.hpp"
@@ -11,8 +12,21 @@
 
 #include "kernels/amx/amx_ukernel_impl.hpp"
 #define CONVGRAD_AMX_NATIVE_BF16 1
-#if defined(__AMX_FP16__)
+// tdpfp16ps: GCC 12 has no -mamx-fp16 (so no _tile_dpfp16ps) and clang 14's assembler does
+// not know the mnemonic, so without the flag the instruction is emitted as its encoding. It is
+// tdpbf16ps's encoding with the VEX prefix field F2 instead of F3 (c4 e2 <~B:4 0 11> 5c
+// <11 C A>, Intel operand order C, A, B); the bytes below were checked against GNU as 2.40's
+// assembly of `tdpfp16ps %tmmB, %tmmA, %tmmC`. Only the native f16 tests on an AMX-FP16
+// machine can run them; everywhere else they are not executed (native_usable() refuses).
 #define CONVGRAD_AMX_NATIVE_FP16 1
+#if defined(__AMX_FP16__)
+#define CONVGRAD_TDPFP16PS(c, a, b) _tile_dpfp16ps(c, a, b)
+#else
+#define CONVGRAD_TDPFP16PS_0_4_6 ".byte 0xc4, 0xe2, 0x4b, 0x5c, 0xc4"
+#define CONVGRAD_TDPFP16PS_1_4_7 ".byte 0xc4, 0xe2, 0x43, 0x5c, 0xcc"
+#define CONVGRAD_TDPFP16PS_2_5_6 ".byte 0xc4, 0xe2, 0x4b, 0x5c, 0xd5"
+#define CONVGRAD_TDPFP16PS_3_5_7 ".byte 0xc4, 0xe2, 0x43, 0x5c, 0xdd"
+#define CONVGRAD_TDPFP16PS(c, a, b) __asm__ volatile(CONVGRAD_TDPFP16PS_##c##_##a##_##b ::: "memory")
 #endif
 #endif
 
@@ -86,9 +100,7 @@ struct native_tiles {
         if constexpr (Dot == amx_dot::bf16) {
             CONVGRAD_FOUR_PRODUCTS(_tile_dpbf16ps);
         } else {
-#if defined(CONVGRAD_AMX_NATIVE_FP16)
-            CONVGRAD_FOUR_PRODUCTS(_tile_dpfp16ps);
-#endif
+            CONVGRAD_FOUR_PRODUCTS(CONVGRAD_TDPFP16PS);
         }
 #undef CONVGRAD_FOUR_PRODUCTS
     }
