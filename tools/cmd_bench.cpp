@@ -28,7 +28,7 @@ namespace convgrad::tool {
 namespace {
 
 struct bench_args {
-    std::string op, dt = "f32", threads, json_file, tag = "nxc", without, fpmath = "strict";
+    std::string op, dt = "f32", threads, json_file, tag = "nxc", without, prefer, fpmath = "strict";
     int random = 0;
     uint64_t seed = 1;
     long long mb = 0;
@@ -41,6 +41,31 @@ struct bench_args {
 };
 
 // Speed ratios of one (op, type, threads) group, for the geometric means.
+// Sets an environment variable for a scope (nothing when the value is empty), restoring it after.
+class scoped_env {
+  public:
+    scoped_env(const char *name, const std::string &value) : name_(name) {
+        if (value.empty()) return;
+        const char *old = std::getenv(name);
+        had_ = old != nullptr;
+        if (had_) saved_ = old;
+        setenv(name, value.c_str(), 1);
+        set_ = true;
+    }
+    ~scoped_env() {
+        if (!set_) return;
+        if (had_) setenv(name_, saved_.c_str(), 1);
+        else unsetenv(name_);
+    }
+    scoped_env(const scoped_env &) = delete;
+    scoped_env &operator=(const scoped_env &) = delete;
+
+  private:
+    const char *name_;
+    std::string saved_;
+    bool had_ = false, set_ = false;
+};
+
 struct ratio_group {
     double log_plain = 0, log_blocked = 0, log_best = 0;
     int n_plain = 0, n_blocked = 0, n_best = 0, below_08 = 0, below_05 = 0, n = 0;
@@ -193,6 +218,10 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--without", args->without,
                     "also time each op with these kernels disabled (name prefixes, comma separated, as "
                     "CONVGRAD_DISABLE), e.g. --without=gemm: the 'w/o' columns");
+    sub->add_option("--prefer", args->prefer,
+                    "also time each op with these kernels preferred (name prefixes, as CONVGRAD_PREFER: tried "
+                    "first, taking every problem they can compute, cost estimates ignored), e.g. --prefer=gemm: "
+                    "the 'w/o' columns (with --without too: both apply)");
     sub->add_option("--fpmath", args->fpmath,
                     "fpmath_mode of the f32 ops (strict, bf16, f16, tf32, any; default strict): also measures the "
                     "mode's error against strict f32 on uniform [-1, 1) data (the 'err' column)");
@@ -298,14 +327,15 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                "time / convgrad time, > 1 means convgrad is faster)"
                                                              : (args->no_onednn ? "no (--no-onednn)"
                                                                                 : "no (built without libdnnl-dev)"));
-        const bool without = !args->without.empty();
+        const bool without = !args->without.empty() || !args->prefer.empty();
         std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
         if (vs_f32) std::printf("'x f32': convgrad's own f32 time on the same layer, op and threads / this time\n");
         if (fpmath)
             std::printf("fpmath_mode: %s for the f32 ops; 'err' = max |result - strict f32| / max |strict f32| on "
                         "uniform [-1, 1) data (checked batch)\n", args->fpmath.c_str());
         if (without)
-            std::printf("'ms w/o', 'x best w/o': the same op compiled with CONVGRAD_DISABLE=%s\n", args->without.c_str());
+            std::printf("'ms w/o', 'x best w/o': the same op compiled with CONVGRAD_DISABLE=%s CONVGRAD_PREFER=%s\n",
+                        args->without.c_str(), args->prefer.c_str());
         std::printf("%-26s %-28s %-4s %3s %8s %9s %9s %6s  %-22s %-9s %9s %9s %8s %8s%s\n", "problem", "op", "type",
                     "thr", "GFLOP", "ms", "GFLOP/s", "%peak", "kernel", "check", "dnnl_pl", "dnnl_blk", "x plain",
                     "x blocked", without ? "    ms w/o x best w/o" : "");
@@ -344,13 +374,10 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         }
                         const std::string kernel = best.steps()[0].cp.kernel_name();
                         double ms_wo = NAN;
-                        if (without) {  // dispatch reads CONVGRAD_DISABLE at compile time
-                            const char *old = std::getenv("CONVGRAD_DISABLE");
-                            const std::string saved = old ? old : "";
-                            setenv("CONVGRAD_DISABLE", args->without.c_str(), 1);
+                        if (without) {  // dispatch reads both variables at compile time
+                            const scoped_env disable("CONVGRAD_DISABLE", args->without);
+                            const scoped_env prefer("CONVGRAD_PREFER", args->prefer);
                             graph_runner wo(doc, impl_choice::best);
-                            if (old) setenv("CONVGRAD_DISABLE", saved.c_str(), 1);
-                            else unsetenv("CONVGRAD_DISABLE");
                             tensor_map m = wo.allocate();
                             wo.fill_inputs(m, 1);
                             ms_wo = time_median_ms([&] { wo.execute(m); }, 3, args->budget_ms);

@@ -26,8 +26,8 @@ std::unique_ptr<kernel> ref_create(const conv_problem &p) {
 // CONVGRAD_DISABLE: comma-separated kernel name prefixes ("gemm", "direct_brgemm:avx512") that
 // dispatch passes over, to measure a problem with and without a kernel. Read at every dispatch
 // (compile time), so a benchmark can compare both in one process.
-bool disabled_by_env(const char *name) {
-    const char *e = std::getenv("CONVGRAD_DISABLE");
+bool listed_in_env(const char *var, const char *name) {
+    const char *e = std::getenv(var);
     if (!e) return false;
     const std::string list = e, n = name;
     size_t start = 0;
@@ -39,6 +39,15 @@ bool disabled_by_env(const char *name) {
         start = end + 1;
     }
     return false;
+}
+bool disabled_by_env(const char *name) {
+    return listed_in_env("CONVGRAD_DISABLE", name);
+}
+// CONVGRAD_PREFER: the same kind of list; those rows are tried before all others and take every
+// problem they can compute (`cannot`), their cost estimates and preferences ignored: to measure
+// a kernel where dispatch would choose another (`convgrad bench --prefer`).
+bool preferred_by_env(const char *name) {
+    return listed_in_env("CONVGRAD_PREFER", name);
 }
 
 }  // namespace
@@ -71,6 +80,15 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
         r.k = r.impl->create(p);
         return r;
     }
+    if (std::getenv("CONVGRAD_PREFER"))
+        for (const impl_desc &d : kernel_inventory()) {
+            if (!preferred_by_env(d.name) || !available.contains(d.needs()) ||
+                disabled_by_env(d.name) || !d.serves(p).empty() || !d.cannot(p).empty())
+                continue;
+            r.impl = &d;
+            r.k = d.create(p);
+            return r;
+        }
     for (const impl_desc &d : impl_list()) {
         const cpu_features needs = d.needs();
         if (!available.contains(needs)) {

@@ -106,6 +106,27 @@ TEST(Inventory, RefusedAmxFailsOverToTheNextRow) {
     }
 }
 
+// CONVGRAD_PREFER puts rows first and ignores their estimates, not their correctness: a row that
+// cannot compute the problem (or lacks its features) is still passed over.
+TEST(Inventory, PreferTriesRowsFirstButOnlyWhereTheyCanCompute) {
+    const conv_problem p = small_problem(conv_direction::fwd, data_type::f32);
+    const std::string usual = dispatch(p, effective_features(), false).impl->name;
+    const impl_desc &last = kernel_inventory().back();  // a generic row: runs everywhere
+    ASSERT_EQ(last.isa, cpu_isa::generic);
+    ASSERT_EQ(last.cannot(p), "");
+    ::setenv("CONVGRAD_PREFER", last.name, 1);
+    const dispatch_result r = dispatch(p, effective_features(), false);
+    EXPECT_STREQ(r.impl->name, last.name);
+    // A row serving only bwd_data is not given a fwd problem.
+    ::setenv("CONVGRAD_PREFER", "col2im", 1);
+    EXPECT_EQ(dispatch(p, effective_features(), false).impl->name, usual);
+    // Nor a row whose features are missing.
+    ::setenv("CONVGRAD_PREFER", "amx", 1);
+    const dispatch_result none = dispatch(p, cpu_features{}, false);
+    EXPECT_EQ(none.impl->isa, cpu_isa::generic) << none.impl->name;
+    ::unsetenv("CONVGRAD_PREFER");
+}
+
 TEST(Inventory, DisableSkipsRowsByPrefix) {
     const conv_problem p = small_problem(conv_direction::bwd_data, data_type::f32);
     const std::string first = dispatch(p, effective_features(), false).impl->name;
