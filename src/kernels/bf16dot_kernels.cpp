@@ -13,7 +13,23 @@ class bf16dot_kernel final : public kernel {
   public:
     bf16dot_kernel(const direct_plan &pl, direct_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
-    std::string describe() const override { return "vdpbf16ps " + detail::describe(pl_); }
+    std::string describe() const override {
+        const conv_problem &p = pl_.p;
+        std::string s = "vdpbf16ps ";
+        if (p.dir == conv_direction::bwd_weights) {
+            s += "K=pixel pairs: src transposed per w phase, diff_dst packed in pixel pairs; ";
+        } else {
+            // The reduced side's tensor is read in place when its channel pairs are (see
+            // pairs_operand in kernels/common/bf16dot_conv_impl.hpp).
+            const bool fwd = p.dir == conv_direction::fwd;
+            const data_layout &l = fwd ? p.src : p.dst;
+            const dim_t cg = fwd ? p.icg : p.ocg;
+            const bool in_place = p.dt == data_type::bf16 && l.c == 1 && cg % 2 == 0;
+            s += std::string("K=channel pairs from ") +
+                 (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
+        }
+        return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
+    }
     // Its packers round f32 inputs to bf16 on the way (fpmath_mode bf16).
     bool rounds_to_math_type() const override { return true; }
 
