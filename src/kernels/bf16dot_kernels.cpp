@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "kernels/col2im_kernels.hpp"
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -70,10 +69,6 @@ std::string bf16dot_why_not(const conv_problem &p) {
     std::string why = bf16dot_cannot(p);
     if (!why.empty()) return why;
     if (!fast_bf16_dot()) return fast_bf16_dot_reason();
-    // col2im was measured 4.4x faster than the f32 direct kernel on the data gradients it
-    // takes; vdpbf16ps at most doubles the direct kernel's rate.
-    if (p.dir == conv_direction::bwd_data && col2im_why_not(p, 16).empty())
-        return "col2im takes this data gradient (few src channels per group)";
     return {};
 }
 

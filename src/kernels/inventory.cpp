@@ -112,21 +112,6 @@ const std::vector<impl_desc> &table() {
          .create_emulated = amx::create_emulated,
          .emulation_isa = cpu_isa::generic},
 
-        // vdpbf16ps (bf16 ops, f32 ops under fpmath_mode bf16), before the f32 rows of AVX-512
-        // (it takes the matrix products too). Dispatch gives it problems only where vdpbf16ps
-        // outruns the f32 FMA (fast_bf16_dot: AMD Zen 4+, or CONVGRAD_BF16_DOT=1). The tests
-        // also run it on plain AVX-512 over the exact emulation of vdpbf16ps.
-        {.name = "direct_bf16dot:avx512_bf16",
-         .directions = all_directions,
-         .dtypes = {data_type::bf16, data_type::f32},
-         .isa = cpu_isa::avx512_bf16,
-         .tile = zmm_tile,
-         .cannot = bf16dot_cannot,
-         .why_not = bf16dot_why_not,
-         .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
-         .create_emulated = bf16dot<avx512::run_bf16dot, zmm_tile>,
-         .emulation_isa = cpu_isa::avx512},
-
         {.name = "gemm:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -143,6 +128,23 @@ const std::vector<impl_desc> &table() {
          .cannot = col2im_cannot<zmm_tile>,
          .why_not = col2im_cannot<zmm_tile>,
          .create = col2im<avx512::run_col2im, zmm_tile>},
+        // The direct kernel on vdpbf16ps (bf16 ops, f32 ops under fpmath_mode bf16), before the
+        // f32 direct kernel: the gemm and col2im rows keep the shapes where they beat a direct
+        // kernel (a gather wastes most of its taps on e.g. a ConvTranspose from 1x1 inputs).
+        // Dispatch gives it problems only where vdpbf16ps outruns the f32 FMA (fast_bf16_dot:
+        // AMD Zen 4+, or CONVGRAD_BF16_DOT=1). The tests also run it on plain AVX-512 over the
+        // exact emulation of vdpbf16ps.
+        {.name = "direct_bf16dot:avx512_bf16",
+         .directions = all_directions,
+         .dtypes = {data_type::bf16, data_type::f32},
+         .isa = cpu_isa::avx512_bf16,
+         .tile = zmm_tile,
+         .cannot = bf16dot_cannot,
+         .why_not = bf16dot_why_not,
+         .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
+         .create_emulated = bf16dot<avx512::run_bf16dot, zmm_tile>,
+         .emulation_isa = cpu_isa::avx512},
+
         {.name = "direct_brgemm:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,
