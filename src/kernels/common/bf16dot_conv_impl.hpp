@@ -42,6 +42,7 @@ struct pairs_operand {
         bf16_t *out = reinterpret_cast<bf16_t *>(copy.p);
         v = {out, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};
         const dim_t npix = p.mb * sp[0] * sp[1] * sp[2];
+        const bool contiguous_bf16 = p.dt == data_type::bf16 && l.c == 1;
         parallel(nthr, [&](int ithr, int nt) {
             dim_t s, e;
             split(npix, nt, ithr, s, e);
@@ -51,8 +52,12 @@ struct pairs_operand {
                 const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1] + w * l.sp[2];
                 bf16_t *o = out + q * C;
                 for (dim_t g = 0; g < p.g; ++g) {
-                    for (dim_t c = 0; c < cg; ++c)
-                        o[g * chan + c] = bf16_at(p.dt, user, base + (g * cg + c) * l.c);
+                    if (contiguous_bf16)  // (odd channels per group: only the padding is new)
+                        std::memcpy(o + g * chan, static_cast<const bf16_t *>(user) + base + g * cg,
+                                    size_t(cg) * sizeof(bf16_t));
+                    else
+                        for (dim_t c = 0; c < cg; ++c)
+                            o[g * chan + c] = bf16_at(p.dt, user, base + (g * cg + c) * l.c);
                     if (cg % 2) o[g * chan + cg] = 0;
                 }
             }
