@@ -133,7 +133,7 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
         a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
         for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
             a.a_off = k0;
-            a.b_off = k0 * j.ldn;
+            a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
             a.K = imin(kc, K - k0);
             a.init = k0 > 0   ? ukernel_init::accumulate
                      : j.bias ? ukernel_init::bias
