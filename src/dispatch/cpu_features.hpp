@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace convgrad::detail {
 
@@ -89,5 +90,22 @@ inline bool isa_available(cpu_isa isa) { return effective_features().contains(fe
 cpu_isa best_isa(cpu_features available);
 inline cpu_isa detected_isa() { return best_isa(detected_features()); }
 inline cpu_isa effective_isa() { return best_isa(effective_features()); }
+
+/// Whether vdpbf16ps (AVX512_BF16) outruns the f32 FMA, so that bf16 kernels built on it beat
+/// the f32 kernels on converted data. AMD Zen 4 and later run it at twice the FMA rate (234 vs
+/// 117 GFLOP/s per core); Intel cores at about half (this Xeon: 54 GFLOP/s for the bf16
+/// microkernel vs 88 for f32), and there only AMX makes bf16 faster. `reason` says why not.
+struct bf16_dot_speed {
+    bool fast;
+    std::string reason;  // empty when fast
+};
+/// The decision for a CPU of this CPUID vendor string and family (display family: base +
+/// extended), with the value of CONVGRAD_BF16_DOT ("1" forces fast, "0" slow; null or anything
+/// else: by vendor and family).
+bf16_dot_speed decide_bf16_dot(std::string_view vendor, unsigned family, const char *env);
+/// decide_bf16_dot for this processor and environment (read once).
+const bf16_dot_speed &bf16_dot_speed_here();
+inline bool fast_bf16_dot() { return bf16_dot_speed_here().fast; }
+inline const std::string &fast_bf16_dot_reason() { return bf16_dot_speed_here().reason; }
 
 }  // namespace convgrad::detail

@@ -5,6 +5,7 @@
 #include "kernels/inventory.hpp"
 
 #include "kernels/amx/amx_conv_kernels.hpp"
+#include "kernels/bf16dot_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
@@ -18,7 +19,11 @@ void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
+void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated
 }  // namespace avx512
+namespace avx512_bf16 {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps native
+}  // namespace avx512_bf16
 namespace avx2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
@@ -51,6 +56,10 @@ std::unique_ptr<kernel> direct(const conv_problem &p) {
 template <gemm_run_fn run, register_tile t>
 std::unique_ptr<kernel> gemm(const conv_problem &p) {
     return make_gemm_kernel(p, t, run);
+}
+template <direct_run_fn run, register_tile t>
+std::unique_ptr<kernel> bf16dot(const conv_problem &p) {
+    return make_bf16dot_kernel(p, t, run);
 }
 template <register_tile t>
 std::string col2im_cannot(const conv_problem &p) {
@@ -119,6 +128,23 @@ const std::vector<impl_desc> &table() {
          .cannot = col2im_cannot<zmm_tile>,
          .why_not = col2im_cannot<zmm_tile>,
          .create = col2im<avx512::run_col2im, zmm_tile>},
+        // The direct kernel on vdpbf16ps (bf16 ops, f32 ops under fpmath_mode bf16), before the
+        // f32 direct kernel: the gemm and col2im rows keep the shapes where they beat a direct
+        // kernel (a gather wastes most of its taps on e.g. a ConvTranspose from 1x1 inputs).
+        // Dispatch gives it problems only where vdpbf16ps outruns the f32 FMA (fast_bf16_dot:
+        // AMD Zen 4+, or CONVGRAD_BF16_DOT=1). The tests also run it on plain AVX-512 over the
+        // exact emulation of vdpbf16ps.
+        {.name = "direct_bf16dot:avx512_bf16",
+         .directions = all_directions,
+         .dtypes = {data_type::bf16, data_type::f32},
+         .isa = cpu_isa::avx512_bf16,
+         .tile = zmm_tile,
+         .cannot = bf16dot_cannot,
+         .why_not = bf16dot_why_not,
+         .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
+         .create_emulated = bf16dot<avx512::run_bf16dot, zmm_tile>,
+         .emulation_isa = cpu_isa::avx512},
+
         {.name = "direct_brgemm:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,

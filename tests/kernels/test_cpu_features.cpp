@@ -109,5 +109,27 @@ TEST(CpuFeatures, EffectiveIsDetectedWithinTheCap) {
                 effective_features().to_string().c_str());
 }
 
+// The one place that says whether vdpbf16ps outruns the f32 FMA (dispatch of the
+// direct_bf16dot row): AMD Zen 4 and later yes, Intel no, unknown no; CONVGRAD_BF16_DOT forces.
+TEST(CpuFeatures, Bf16DotSpeedByVendorFamilyAndOverride) {
+    EXPECT_TRUE(decide_bf16_dot("AuthenticAMD", 0x19, nullptr).fast);  // Zen 4
+    EXPECT_TRUE(decide_bf16_dot("AuthenticAMD", 0x1a, nullptr).fast);  // Zen 5
+    EXPECT_TRUE(decide_bf16_dot("AuthenticAMD", 0x19, nullptr).reason.empty());
+    EXPECT_FALSE(decide_bf16_dot("AuthenticAMD", 0x17, nullptr).fast);  // Zen 2: no such speed
+    const bf16_dot_speed intel = decide_bf16_dot("GenuineIntel", 6, nullptr);
+    EXPECT_FALSE(intel.fast);
+    EXPECT_NE(intel.reason.find("not faster than the f32 FMA"), std::string::npos) << intel.reason;
+    EXPECT_NE(intel.reason.find("CONVGRAD_BF16_DOT=1"), std::string::npos) << intel.reason;
+    EXPECT_FALSE(decide_bf16_dot("SomeOtherCPU", 6, nullptr).fast);
+    EXPECT_FALSE(decide_bf16_dot("SomeOtherCPU", 6, nullptr).reason.empty());
+    // The override wins both ways; anything else is ignored.
+    EXPECT_TRUE(decide_bf16_dot("GenuineIntel", 6, "1").fast);
+    EXPECT_FALSE(decide_bf16_dot("AuthenticAMD", 0x19, "0").fast);
+    EXPECT_NE(decide_bf16_dot("AuthenticAMD", 0x19, "0").reason.find("CONVGRAD_BF16_DOT=0"),
+              std::string::npos);
+    EXPECT_TRUE(decide_bf16_dot("AuthenticAMD", 0x19, "yes").fast);
+    EXPECT_FALSE(decide_bf16_dot("GenuineIntel", 6, "").fast);
+}
+
 }  // namespace
 }  // namespace convgrad::detail

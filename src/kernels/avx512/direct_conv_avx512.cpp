@@ -32,6 +32,7 @@ namespace convgrad::detail::avx512 {
 #include "kernels/schedule/gemm.hpp"
 #include "kernels/schedule/col2im.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the vdpbf16ps emulation)
 #include "kernels/common/grouped_conv_impl.hpp"
 
 

@@ -1,5 +1,6 @@
-// AVX512_BF16 instantiation of the microkernels: the bf16-pairs kernel on the native vdpbf16ps.
-// Its own unit with its own flags (-mavx512bf16), so that no other code is compiled with them.
+// AVX512_BF16 instantiation of the microkernels (the bf16-pairs kernel on the native
+// vdpbf16ps) and of the direct convolution on it (run_bf16dot). Its own unit with its own flags
+// (-mavx512bf16), so that no other code is compiled with them.
 #include <immintrin.h>
 
 #include <cstdlib>
@@ -7,8 +8,12 @@
 #include <utility>
 
 #include "core/float_convert.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
 #include "kernels/ukernel/ukernel_set.hpp"
+#include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::avx512_bf16 {
 
@@ -19,6 +24,12 @@ namespace convgrad::detail::avx512_bf16 {
 #include "kernels/avx512/vector_traits.hpp"  // (the microkernel uses the traits)
 
 #include "kernels/ukernel/brgemm_impl.hpp"
+#include "kernels/common/kernel_helpers.hpp"
+#include "kernels/pack/packers_impl.hpp"
+#include "kernels/schedule/gather.hpp"
+#include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/common/direct_conv_impl.hpp"   // (data_operand, pack_bias)
+#include "kernels/common/bf16dot_conv_impl.hpp"
 
 #define UKERNEL_SET_NAME "avx512_bf16"
 #define UKERNEL_SET_ISA cpu_isa::avx512_bf16

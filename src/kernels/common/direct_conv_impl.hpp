@@ -116,7 +116,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
                 taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
                                  (kd * p.k[1] + kh) * p.k[2] + kw};
         }
-    gather_job j{};
+    gather_job<float> j{};
     j.pl = &pl;
     j.cv = dst;
     j.av = src;
@@ -151,7 +151,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
-    gather_job j{};
+    gather_job<float> j{};
     j.pl = &pl;
     j.cv = src;
     j.av = dst;
@@ -170,12 +170,12 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     dim_t nph[3];
     for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
     const dim_t nphases = nph[0] * nph[1] * nph[2];
-    scratch jobs_mem(dim_t(sizeof(gather_job) / sizeof(float) + 1) * nphases);
-    gather_job *jobs = reinterpret_cast<gather_job *>(jobs_mem.p);
+    scratch jobs_mem(dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * nphases);
+    gather_job<float> *jobs = reinterpret_cast<gather_job<float> *>(jobs_mem.p);
     dim_t used = 0;
     for (dim_t ph = 0; ph < nphases; ++ph) {
         const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
-        gather_job &jp = jobs[ph];
+        gather_job<float> &jp = jobs[ph];
         jp = j;
         jp.taps = taps + used;
         int ntaps = 0;

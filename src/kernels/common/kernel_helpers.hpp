@@ -71,14 +71,17 @@ struct scratch {
     scratch &operator=(const scratch &) = delete;
 };
 
-// A channels-last f32 tensor: element strides of n, d, h, w; channels contiguous.
-struct fview {
-    float *p;
+// A channels-last tensor of elements E (f32; bf16 bits for the vdpbf16ps kernel): element
+// strides of n, d, h, w; channels contiguous.
+template <typename E>
+struct tview {
+    E *p;
     dim_t n, d, h, w;
-    float *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const {
+    E *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const {
         return p + in * n + id * d + ih * h + iw * w;
     }
 };
+using fview = tview<float>;
 
 static fview user_view(const void *ptr, const data_layout &l) {
     return {static_cast<float *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};

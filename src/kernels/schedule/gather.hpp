@@ -31,43 +31,62 @@ struct gather_tap {
     dim_t w;  // tap index into the packed weights
 };
 
+// E is the element type of A and the packed weights: f32 (K packing 1), or bf16 bits in
+// channel pairs (K packing 2, the vdpbf16ps kernel: K and a_chan even, weights VNNI pairs).
+template <typename E>
 struct gather_job {
     const direct_plan *pl;
-    fview cv, av;          // C and A tensors (channels contiguous)
+    fview cv;              // C tensor (f32, channels contiguous)
+    tview<E> av;           // A tensor (channels contiguous)
     dim_t c_chan, a_chan;  // channels per group on the C side and the A side (K)
     gather_axis ax[3];
     const gather_tap *taps;
     int ntaps;
-    const float *w;  // packed weights [g][tap][K][ldn]
+    const E *w;  // packed weights [g][tap][K][ldn] (pairs: [g][tap][K/2][ldn][2])
     dim_t ldn, ksp;
     dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
     const float *bias;   // per C channel, or null
-    const float *zeros;  // K zeros
+    const E *zeros;  // K zeros
 };
+
+template <typename E>
+constexpr int k_packing = sizeof(E) == 2 ? 2 : 1;
+
+static inline void call_ukernel(int m, int nv, const brgemm_f32_args &a) {
+    call_f32_ukernel(m, nv, a);
+}
+#ifdef CONVGRAD_UKERNEL_BF16
+static inline void call_ukernel(int m, int nv, const brgemm_bf16_args &a) {
+    call_bf16_ukernel(m, nv, a);
+}
+#endif
 
 // Tiles are handled in groups of `tiles_per_unit`. When a tap-by-K panel of packed weights
 // would not stay in L1, K is cut into chunks that do (`kc`): each chunk runs over every tile of
 // the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
 constexpr int tiles_per_unit = 8;
 
+template <typename E>
 struct gather_tables {
-    const float **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
-    const float **B;  // [tile][slot]
+    const E **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
+    const E **B;  // [tile][slot]
     float **C;        // [tile][M]
     int *nbat;        // [tile]
 };
 
-static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks, dim_t kc,
-                       const gather_tables &tb) {
+template <typename E>
+static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks,
+                       dim_t kc, const gather_tables<E> &tb) {
+    constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
     const int mt = j.pl->max_m[blk];
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
     const dim_t ntiles = div_up(Q, mt);
     const dim_t K = j.K;
-    brgemm_f32_args a{};
-    a.aks = 1;
-    a.ldb = j.ldn;
+    brgemm_args<E> a{};
+    a.aks = P;  // channels are contiguous: pair k/2 is P elements further
+    a.ldb = j.ldn * P;
     dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
     for (dim_t w = s; w < e; ++w) {
         const dim_t unit = w % nunits, gb = w / nunits, g = gb / nblocks;
@@ -94,7 +113,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
             for (int t = 0; t < j.ntaps; ++t) {
                 const gather_tap &tp = j.taps[t];
                 // Rows of one slot are m apart: the microkernel reads A[b*M + row].
-                const float **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
+                const E **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
                 bool any = false;
                 for (int r = 0; r < m; ++r) {
                     const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
@@ -106,7 +125,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
                     any |= ok;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
-                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0;
+                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0 * P;
             }
             tb.nbat[ti] = nbat;
         }
@@ -114,7 +133,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
         a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
         for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
             a.a_off = k0;
-            a.b_off = k0 * j.ldn;
+            a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
             a.K = imin(kc, K - k0);
             a.init = k0 > 0   ? ukernel_init::accumulate
                      : j.bias ? ukernel_init::bias
@@ -125,7 +144,7 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
                 a.B = tb.B + ti * j.ntaps;
                 a.C = tb.C + ti * mt;
                 a.nbatch = tb.nbat[ti];
-                call_f32_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+                call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
             }
         }
     }
@@ -133,7 +152,8 @@ static void gather_run(const gather_job &j, dim_t s, dim_t e, dim_t nunits, dim_
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
 // the work of all of them is split statically over the threads.
-static void gather_parallel(const gather_job *jobs, dim_t njobs) {
+template <typename E>
+static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
     const int mt = pl.max_m[pl.max_nv];
@@ -142,7 +162,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
     dim_t total = 0;
     int max_taps = 0;
     for (dim_t c = 0; c < njobs; ++c) {
-        const gather_job &j = jobs[c];
+        const gather_job<E> &j = jobs[c];
         const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
         total += p.g * nblocks * div_up(div_up(Q, mt), tiles_per_unit);
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
@@ -151,16 +171,16 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
     parallel(pl.nthr, [&](int ithr, int nt) {
         const dim_t slots = dim_t(tiles_per_unit) * max_taps;
         scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
-        gather_tables tb;
-        tb.A = reinterpret_cast<const float **>(ptrs.p);
+        gather_tables<E> tb;
+        tb.A = reinterpret_cast<const E **>(ptrs.p);
         tb.B = tb.A + slots * mt;
-        tb.C = const_cast<float **>(tb.B + slots);
+        tb.C = reinterpret_cast<float **>(const_cast<E **>(tb.B + slots));
         tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
         dim_t s, e;
         split(total, nt, ithr, s, e);
         dim_t base = 0;
         for (dim_t c = 0; c < njobs && base < e; ++c) {
-            const gather_job &j = jobs[c];
+            const gather_job<E> &j = jobs[c];
             const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
             const dim_t nunits = div_up(div_up(Q, mt), tiles_per_unit);
             const dim_t work = p.g * nblocks * nunits;
@@ -169,7 +189,7 @@ static void gather_parallel(const gather_job *jobs, dim_t njobs) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
                 // budget (all of K while the whole panel fits its L2 budget).
                 const dim_t row_bytes =
-                    dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(float));
+                    dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(E));
                 // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
                 const dim_t kc = K * row_bytes <= pl.gather_whole_k
                                      ? imax(K, 1)

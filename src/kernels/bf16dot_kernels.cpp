@@ -1,0 +1,80 @@
+// The direct convolution on vdpbf16ps as an inventory row (the row is in kernels/inventory.cpp).
+#include "kernels/bf16dot_kernels.hpp"
+
+#include <algorithm>
+
+#include "threading/parallel.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+class bf16dot_kernel final : public kernel {
+  public:
+    bf16dot_kernel(const direct_plan &pl, direct_run_fn run) : pl_(pl), run_(run) {}
+    void execute(const conv_args &args) const override { run_(pl_, args); }
+    std::string describe() const override {
+        const conv_problem &p = pl_.p;
+        std::string s = "vdpbf16ps ";
+        if (p.dir == conv_direction::bwd_weights) {
+            s += "K=pixel pairs: src transposed per w phase, diff_dst packed in pixel pairs; ";
+        } else {
+            // The reduced side's tensor is read in place when its channel pairs are (see
+            // pairs_operand in kernels/common/bf16dot_conv_impl.hpp).
+            const bool fwd = p.dir == conv_direction::fwd;
+            const data_layout &l = fwd ? p.src : p.dst;
+            const dim_t cg = fwd ? p.icg : p.ocg;
+            const bool in_place = p.dt == data_type::bf16 && l.c == 1 && cg % 2 == 0;
+            s += std::string("K=channel pairs from ") +
+                 (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
+        }
+        return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
+    }
+    // Its packers round f32 inputs to bf16 on the way (fpmath_mode bf16).
+    bool rounds_to_math_type() const override { return true; }
+
+  private:
+    direct_plan pl_;
+    direct_run_fn run_;
+};
+
+}  // namespace
+
+double bf16dot_scratch_bytes(const conv_problem &p, int nthr) {
+    auto d = [](dim_t v) { return double(v); };
+    const double src = d(p.mb) * d(p.isp()) * d(p.g) * d(p.icg + 1);
+    const double dst = d(p.mb) * d(p.osp()) * d(p.g) * d(p.ocg + 1);
+    const double wei = d(p.g) * d(p.ksp()) * (d(p.icg) + 16) * (d(p.ocg) + 16);
+    if (p.dir != conv_direction::bwd_weights)  // bf16 copy of A, f32 copy of C, packed weights
+        return 2 * (src + dst) + 4 * (src + dst) + 2 * wei;
+    // Transposed src rows: one column per pixel and stride phase, plus margins for the taps.
+    const double s = d(p.s[2]), ke = d(p.o[2] + 1);
+    const double cols = ke + (d(p.pb[2]) + d(p.k[2] - 1) * d(p.dl[2])) / s + 2;
+    const double srcT = d(p.mb) * d(p.i[0]) * d(p.i[1]) * d(p.g) * s * d(p.icg) * cols;
+    return 2 * srcT + 2 * dst + 4 * (1 + nthr) * wei;
+}
+
+std::string bf16dot_cannot(const conv_problem &p) {
+    if (p.dt != data_type::bf16 && !(p.dt == data_type::f32 && p.math_dt == data_type::bf16))
+        return std::string(
+                   "multiplies bf16: takes bf16 tensors, or f32 under fpmath_mode bf16, not ") +
+               to_string(p.dt) + (p.dt == data_type::f32 ? " (strict)" : "");
+    const int nthr = threads_for(p.macs());
+    if (bf16dot_scratch_bytes(p, nthr) > p.scratch_bound(nthr))
+        return "its scratch (pads, dilation or strides large against the tensors) exceeds the "
+               "problem's bound";
+    return {};
+}
+
+std::string bf16dot_why_not(const conv_problem &p) {
+    std::string why = bf16dot_cannot(p);
+    if (!why.empty()) return why;
+    if (!fast_bf16_dot()) return fast_bf16_dot_reason();
+    return {};
+}
+
+std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile t,
+                                            direct_run_fn run) {
+    return std::make_unique<bf16dot_kernel>(make_direct_plan(p, t.vlen, t.nregs), run);
+}
+
+}  // namespace convgrad::detail

@@ -1,0 +1,20 @@
+// The direct convolution on vdpbf16ps (kernels/common/bf16dot_conv_impl.hpp) as an inventory
+// row: what it can compute, when dispatch should give it a problem, and its kernel object.
+#pragma once
+
+#include "kernels/direct_kernels.hpp"
+
+namespace convgrad::detail {
+
+/// bf16 tensors, or f32 tensors under fpmath_mode bf16; scratch within the problem's bound.
+std::string bf16dot_cannot(const conv_problem &p);
+/// bf16dot_cannot, plus: declines where vdpbf16ps is not faster than the f32 FMA
+/// (fast_bf16_dot(), dispatch/cpu_features.hpp).
+std::string bf16dot_why_not(const conv_problem &p);
+/// Bytes of scratch the kernel takes for p on nthr threads (its copies and partial sums).
+double bf16dot_scratch_bytes(const conv_problem &p, int nthr);
+
+std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile t,
+                                            direct_run_fn run);
+
+}  // namespace convgrad::detail

@@ -1,0 +1,367 @@
+// Direct convolution on vdpbf16ps (the bf16 microkernel, K packing 2): bf16 tensors, and f32
+// tensors under fpmath_mode bf16 (rounded once to bf16 while packing). f32 accumulation, one
+// rounding to the output type. Included after direct_conv_impl.hpp (data_operand, pack_bias)
+// by the AVX512_BF16 unit (native instruction) and by the plain AVX-512 unit (bit-exact
+// emulation), so the same source runs natively or emulated.
+//
+//   fwd, bwd_data: the gather schedule with K = channels of a group in pairs. A channel pair is
+//     one 32-bit broadcast, straight from the user's tensor when it is bf16 with contiguous
+//     channels and an even count per group; otherwise from a dense copy [pixel][g][Kp] whose
+//     odd channel count is padded with a zero channel. Weights are packed VNNI once per run.
+//   bwd_weights: K is the pixel axis. src is transposed per row into [g][w phase][ic][column]
+//     (w phase = iw mod stride, column = iw div stride plus a zero left margin), so the pixels
+//     one tap reads along a dst row are consecutive and a pixel pair is one 32-bit broadcast;
+//     margins are zero, so every tap reduces the whole dst row, pairs aligned at ow = 0.
+//     diff_dst is packed once as VNNI pixel pairs [row][g][ow/2][oc][2] (odd widths end with a
+//     zero pixel).
+
+using bf16_t = uint16_t;
+
+// The element of a user tensor of type dt (bf16, or f32 rounded once to nearest even).
+static inline bf16_t bf16_at(data_type dt, const void *base, dim_t off) {
+    if (dt == data_type::bf16) return static_cast<const bf16_t *>(base)[off];
+    return float_to_bf16(load_elem(dt, base, off));
+}
+
+// The reduced-side data tensor of fwd/bwd_data as bf16 channel pairs.
+struct pairs_operand {
+    scratch copy;
+    tview<bf16_t> v;
+    dim_t chan;  // elements from one group's channels to the next (even)
+    pairs_operand(const conv_problem &p, int nthr, const void *user, const data_layout &l, dim_t cg,
+                  const dim_t *sp)
+        : copy(in_place(p, l, cg) ? 0
+                                  : div_up(p.mb * sp[0] * sp[1] * sp[2] * p.g * (cg + cg % 2), 2)) {
+        if (in_place(p, l, cg)) {
+            v = {static_cast<bf16_t *>(const_cast<void *>(user)), l.n, l.sp[0], l.sp[1], l.sp[2]};
+            chan = cg;
+            return;
+        }
+        chan = cg + cg % 2;
+        const dim_t C = p.g * chan;
+        bf16_t *out = reinterpret_cast<bf16_t *>(copy.p);
+        v = {out, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};
+        const dim_t npix = p.mb * sp[0] * sp[1] * sp[2];
+        const bool contiguous_bf16 = p.dt == data_type::bf16 && l.c == 1;
+        parallel(nthr, [&](int ithr, int nt) {
+            dim_t s, e;
+            split(npix, nt, ithr, s, e);
+            for (dim_t q = s; q < e; ++q) {
+                const dim_t w = q % sp[2], h = (q / sp[2]) % sp[1],
+                            d = (q / (sp[2] * sp[1])) % sp[0], n = q / (sp[2] * sp[1] * sp[0]);
+                const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1] + w * l.sp[2];
+                bf16_t *o = out + q * C;
+                for (dim_t g = 0; g < p.g; ++g) {
+                    if (contiguous_bf16)  // (odd channels per group: only the padding is new)
+                        std::memcpy(o + g * chan, static_cast<const bf16_t *>(user) + base + g * cg,
+                                    size_t(cg) * sizeof(bf16_t));
+                    else
+                        for (dim_t c = 0; c < cg; ++c)
+                            o[g * chan + c] = bf16_at(p.dt, user, base + (g * cg + c) * l.c);
+                    if (cg % 2) o[g * chan + cg] = 0;
+                }
+            }
+        });
+    }
+    // bf16 with contiguous channels and whole pairs per group: no copy.
+    static bool in_place(const conv_problem &p, const data_layout &l, dim_t cg) {
+        return p.dt == data_type::bf16 && l.c == 1 && cg % 2 == 0;
+    }
+};
+
+// Weights as VNNI pairs [g][tap][K/2][ldn][2]: fwd k = icg, n = ocg; bwd_data k = ocg, n = icg.
+static void pack_weight_pairs(const conv_problem &p, int nthr, const void *user, bool transposed,
+                              dim_t ldn, bf16_t *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
+    const dim_t per_tap = vnni_pairs_size(K, ldn);
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(p.g * ksp, nt, ithr, s, e);
+        for (dim_t gt = s; gt < e; ++gt) {
+            const dim_t g = gt / ksp, t = gt % ksp;
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
+                                transposed ? l.oc : l.ic, transposed ? l.ic : l.oc};
+            pack_bf16_pairs(v, K, N, ldn, out + gt * per_tap);
+        }
+    });
+}
+
+static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i);
+    const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false);
+    const dim_t Kp = p.icg + p.icg % 2, ldn = div_up(p.ocg, W) * W;
+    scratch wp(div_up(p.g * p.ksp() * vnni_pairs_size(p.icg, ldn), 2));
+    pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
+    scratch bias(p.with_bias ? p.oc() + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
+    scratch zeros(Kp + W);
+    std::memset(zeros.p, 0, size_t(Kp + W) * sizeof(float));
+    scratch taps_mem(4 * 2 * p.ksp());
+    gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
+    int ntaps = 0;
+    for (dim_t kd = 0; kd < p.k[0]; ++kd)
+        for (dim_t kh = 0; kh < p.k[1]; ++kh)
+            for (dim_t kw = 0; kw < p.k[2]; ++kw)
+                taps[ntaps++] = {
+                    {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
+                    (kd * p.k[1] + kh) * p.k[2] + kw};
+    gather_job<bf16_t> j{};
+    j.pl = &pl;
+    j.cv = dst_op.v;
+    j.av = src.v;
+    j.c_chan = p.ocg;
+    j.a_chan = src.chan;
+    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x]};
+    j.taps = taps;
+    j.ntaps = ntaps;
+    j.w = reinterpret_cast<const bf16_t *>(wp.p);
+    j.ldn = ldn;
+    j.ksp = p.ksp();
+    j.K = Kp;
+    j.bias = p.with_bias ? bias.p : nullptr;
+    j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
+    gather_parallel(&j, 1);
+    dst_op.store(nthr);
+}
+
+static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    const pairs_operand dst(p, nthr, args.dst, p.dst, p.ocg, p.o);
+    const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false);
+    const dim_t Kp = p.ocg + p.ocg % 2, ldn = div_up(p.icg, W) * W;
+    scratch wt(div_up(p.g * p.ksp() * vnni_pairs_size(p.ocg, ldn), 2));
+    pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p));
+    scratch bias(p.with_bias ? p.ic() + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
+    scratch zeros(Kp + W);
+    std::memset(zeros.p, 0, size_t(Kp + W) * sizeof(float));
+    scratch taps_mem(4 * 2 * p.ksp());
+    gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
+
+    gather_job<bf16_t> j{};
+    j.pl = &pl;
+    j.cv = src_op.v;
+    j.av = dst.v;
+    j.c_chan = p.icg;
+    j.a_chan = dst.chan;
+    j.taps = taps;
+    j.w = reinterpret_cast<const bf16_t *>(wt.p);
+    j.ldn = ldn;
+    j.ksp = p.ksp();
+    j.K = Kp;
+    j.bias = p.with_bias ? bias.p : nullptr;
+    j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
+    // The stride phases, as in the f32 kernel (direct_conv_impl.hpp run_bwd_data).
+    dim_t nph[3];
+    for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
+    const dim_t nphases = nph[0] * nph[1] * nph[2];
+    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t>) / sizeof(float) + 1) * nphases);
+    gather_job<bf16_t> *jobs = reinterpret_cast<gather_job<bf16_t> *>(jobs_mem.p);
+    dim_t used = 0;
+    for (dim_t ph = 0; ph < nphases; ++ph) {
+        const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
+        gather_job<bf16_t> &jp = jobs[ph];
+        jp = j;
+        jp.taps = taps + used;
+        int ntaps = 0;
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t kh = 0; kh < p.k[1]; ++kh)
+                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                    const dim_t k[3] = {kd, kh, kw};
+                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
+                    bool ok = true;
+                    for (int x = 0; x < 3 && ok; ++x) {
+                        const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
+                        ok = floor_div(q, p.s[x]) * p.s[x] == q;
+                        t.a_off[x] = floor_div(q, p.s[x]);
+                    }
+                    if (ok) taps[used + ntaps++] = t;
+                }
+        used += ntaps;
+        for (int x = 0; x < 3; ++x)
+            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+        jp.ntaps = ntaps;
+    }
+    gather_parallel(jobs, nphases);
+    src_op.store(nthr);
+}
+
+// ---------------------------------------------------------------------------- bwd_weights --
+
+// The geometry of the transposed src (see the top of this file).
+struct pixel_pairs_geometry {
+    dim_t Ke;    // dst pixels per row, rounded up to a pair
+    dim_t L;     // zero columns left of iw = 0: column(ow, tap) = L + ow + floor(off / s) >= 0
+    dim_t cols;  // columns per (g, phase, ic): every column a tap reads
+    dim_t s;     // w stride = phases
+};
+static pixel_pairs_geometry pixel_pairs_of(const conv_problem &p) {
+    pixel_pairs_geometry q;
+    q.s = p.s[2];
+    q.Ke = p.o[2] + p.o[2] % 2;
+    q.L = -floor_div(-p.pb[2], q.s);
+    q.cols = imax(1, q.L + q.Ke + floor_div((p.k[2] - 1) * p.dl[2] - p.pb[2], q.s));
+    return q;
+}
+
+static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int nthr = pl.nthr;
+    const pixel_pairs_geometry q = pixel_pairs_of(p);
+    const dim_t G = p.g, icg = p.icg, ocg = p.ocg, ksp = p.ksp();
+    const dim_t src_rows = p.mb * p.i[0] * p.i[1], rows = p.mb * p.o[0] * p.o[1];
+    const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * q.Ke * ocg;
+    scratch st(div_up(src_rows * srow_elems, 2)), dp(div_up(rows * drow_elems, 2));
+    bf16_t *srcT = reinterpret_cast<bf16_t *>(st.p), *dstP = reinterpret_cast<bf16_t *>(dp.p);
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(src_rows, nt, ithr, s, e);
+        const data_layout &l = p.src;
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t ih = r % p.i[1], id = (r / p.i[1]) % p.i[0], n = r / (p.i[1] * p.i[0]);
+            bf16_t *o = srcT + r * srow_elems;
+            std::memset(o, 0, size_t(srow_elems) * sizeof(bf16_t));
+            const dim_t base = n * l.n + id * l.sp[0] + ih * l.sp[1];
+            for (dim_t iw = 0; iw < p.i[2]; ++iw) {
+                const dim_t col = q.L + iw / q.s, ph = iw % q.s;
+                if (col >= q.cols) continue;  // no tap reads it
+                for (dim_t g = 0; g < G; ++g)
+                    for (dim_t c = 0; c < icg; ++c)
+                        o[((g * q.s + ph) * icg + c) * q.cols + col] =
+                            bf16_at(p.dt, args.src, base + iw * l.sp[2] + (g * icg + c) * l.c);
+            }
+        }
+        split(rows, nt, ithr, s, e);
+        const data_layout &m = p.dst;
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
+            const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1];
+            bf16_t *o = dstP + r * drow_elems;
+            for (dim_t g = 0; g < G; ++g)
+                for (dim_t ow = 0; ow < q.Ke; ++ow) {
+                    bf16_t *x = o + (g * q.Ke + (ow & ~dim_t(1))) * ocg + (ow & 1);
+                    for (dim_t c = 0; c < ocg; ++c)
+                        x[2 * c] = ow < p.o[2] ? bf16_at(p.dt, args.dst,
+                                                         base + ow * m.sp[2] + (g * ocg + c) * m.c)
+                                               : bf16_t(0);
+                }
+        }
+    });
+
+    const dim_t ldn = div_up(ocg, W) * W, part = G * ksp * icg * ldn;
+    scratch partials(nthr * part);
+    const dim_t blk = pl.max_nv, nblocks = div_up(ocg, blk * W), chunk = pl.rows_per_chunk;
+    // An odd width's last pixel is paired with the zero pixel of diff_dst; its src partner
+    // column may hold a real pixel (an infinity would give 0 * inf = NaN), so that last pair
+    // reads src from a copy paired with zeros instead of from srcT.
+    const dim_t Km = p.o[2] - p.o[2] % 2;
+    const bool odd = p.o[2] % 2 != 0;
+    parallel(nthr, [&](int ithr, int nt) {
+        float *Pp = partials.p + ithr * part;
+        for (dim_t x = 0; x < part; ++x) Pp[x] = 0.f;
+        dim_t r0, r1;
+        split(rows, nt, ithr, r0, r1);
+        const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2].
+        scratch ptrs(2 * (3 * nptr + 2 * nptr * max_rows + max_rows) + div_up(nptr * icg * 2, 2));
+        const bf16_t **A = reinterpret_cast<const bf16_t **>(ptrs.p);
+        const bf16_t **B = A + nptr;
+        const bf16_t **Bl = B + nptr;
+        const bf16_t **Arows = Bl + nptr;
+        const bf16_t **Alast = Arows + nptr * max_rows;
+        float **C = reinterpret_cast<float **>(const_cast<bf16_t **>(Alast + nptr * max_rows));
+        bf16_t *last = reinterpret_cast<bf16_t *>(C + max_rows);
+        brgemm_bf16_args a{}, al{};
+        a.A = Arows;
+        a.B = B;
+        a.C = C;
+        a.K = Km;
+        a.aks = 2;  // consecutive pixels of a row of srcT
+        a.ldb = 2 * ocg;
+        a.init = ukernel_init::accumulate;
+        al = a;
+        al.A = Alast;
+        al.B = Bl;
+        al.K = 2;
+        for (dim_t c = r0; c < r1; c += chunk) {
+            const dim_t ce = imin(c + chunk, r1);
+            for (dim_t g = 0; g < G; ++g)
+                for (dim_t t = 0; t < ksp; ++t) {
+                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
+                                kd = t / (p.k[2] * p.k[1]);
+                    const dim_t off = kw * p.dl[2] - p.pb[2];
+                    // A tap that reaches no src pixel of a row contributes nothing.
+                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
+                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                    if (lo >= hi) continue;
+                    const dim_t ph = off - floor_div(off, q.s) * q.s,
+                                col = q.L + floor_div(off, q.s);
+                    int nbat = 0;
+                    for (dim_t row = c; row < ce; ++row) {
+                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
+                                    n = row / (p.o[1] * p.o[0]);
+                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                        const dim_t srow = (n * p.i[0] + id) * p.i[1] + ih;
+                        A[nbat] = srcT + srow * srow_elems + (g * q.s + ph) * icg * q.cols + col;
+                        B[nbat] = dstP + row * drow_elems + g * q.Ke * ocg;
+                        Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2
+                        if (odd)
+                            for (dim_t r = 0; r < icg; ++r) {
+                                last[(nbat * icg + r) * 2] = A[nbat][r * q.cols + Km];
+                                last[(nbat * icg + r) * 2 + 1] = 0;
+                            }
+                        ++nbat;
+                    }
+                    if (nbat == 0) continue;
+                    a.nbatch = al.nbatch = nbat;
+                    float *cbase = Pp + (g * ksp + t) * icg * ldn;
+                    int table_m = 0;
+                    for (dim_t b = 0; b < nblocks; ++b) {
+                        const nblock nb = block_of(ocg, blk, pl.max_nv, b);
+                        const int mmax = pl.max_m[nb.nv];
+                        a.b_off = al.b_off = nb.c0 * 2;
+                        a.tail = al.tail = nb.tail;
+                        for (dim_t ic0 = 0; ic0 < icg; ic0 += mmax) {
+                            const int m = int(imin(mmax, icg - ic0));
+                            if (m != table_m) {
+                                for (int x = 0; x < nbat; ++x)
+                                    for (int r = 0; r < m; ++r) {
+                                        Arows[x * m + r] = A[x] + r * q.cols;
+                                        Alast[x * m + r] = last + (x * icg + r) * 2;
+                                    }
+                                table_m = m;
+                            }
+                            a.a_off = ic0 * q.cols;
+                            al.a_off = ic0 * 2;
+                            for (int r = 0; r < m; ++r) C[r] = cbase + (ic0 + r) * ldn + nb.c0;
+                            if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
+                            if (odd) call_bf16_ukernel(m, nb.nv, al);
+                        }
+                    }
+                }
+        }
+    });
+    reduce_weight_partials(pl, partials.p, part, ldn, args.out);
+}
+
+void run_bf16dot(const direct_plan &pl, const conv_args &args) {
+    switch (pl.p.dir) {
+        case conv_direction::fwd:
+            run_pairs_fwd(pl, args);
+            break;
+        case conv_direction::bwd_data:
+            run_pairs_bwd_data(pl, args);
+            break;
+        case conv_direction::bwd_weights:
+            run_pairs_bwd_weights(pl, args);
+            break;
+    }
+}

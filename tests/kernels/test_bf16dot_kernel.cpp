@@ -1,0 +1,248 @@
+// The direct convolution on vdpbf16ps (row direct_bf16dot:avx512_bf16) on the edges its
+// packing has: odd channel counts (a zero channel pads the last pair; with groups, pairs must
+// not cross a group), bf16 NXC used in place, odd dst widths in bwd_weights (the last pixel is
+// paired with a zero), strides (src transposed per w phase), dilation, pads so large that taps
+// fall wholly in the padding, groups, 1-D/2-D/3-D, NCX, padded strides, 1-3 threads, f32 under
+// fpmath_mode bf16. Small-integer data: results equal the reference exactly.
+//
+// Then denormals: vdpbf16ps treats denormal inputs as zero and flushes denormal products and
+// sums (docs/semantics.md, "Low-precision dot products"), so the expected values below are
+// derived by hand from those rules, not from the reference (which keeps denormals).
+//
+// Every case runs on the native instruction where the CPU has AVX512_BF16 and on the emulation
+// where it has AVX-512; a missing one is a visible skip.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <string>
+
+#include "dispatch/cpu_features.hpp"
+#include "kernels/bf16dot_kernels.hpp"
+#include "util/conv_case.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+using namespace testcase;
+
+const impl_desc &bf16dot_row() {
+    for (const impl_desc &r : kernel_inventory())
+        if (std::string(r.name) == "direct_bf16dot:avx512_bf16") return r;
+    throw std::runtime_error("no direct_bf16dot row");
+}
+
+struct backend {
+    const char *name;
+    std::unique_ptr<kernel> (*create)(const conv_problem &);
+    std::string skip;  // why it cannot run here (empty: it can)
+};
+std::vector<backend> backends() {
+    const impl_desc &r = bf16dot_row();
+    return {
+        {"native", r.create,
+         isa_available(r.isa) ? "" : "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)"},
+        {"emulated", r.create_emulated,
+         isa_available(r.emulation_isa) ? "" : "no AVX-512 here (or CONVGRAD_MAX_ISA caps it)"}};
+}
+
+conv_case base(conv_direction dir, int nsp) {
+    conv_case c;
+    c.dir = dir;
+    c.nsp = nsp;
+    return c;
+}
+void set_axis(conv_case &c, int x, dim_t i, dim_t k, dim_t s = 1, dim_t dl = 1, dim_t pb = 0,
+              dim_t pe = 0) {
+    c.i[x] = i, c.k[x] = k, c.s[x] = s, c.dl[x] = dl, c.pb[x] = pb, c.pe[x] = pe;
+}
+
+std::vector<conv_case> edge_cases(conv_direction dir) {
+    std::vector<conv_case> v;
+    auto add = [&](conv_case c) {
+        c.bias = dir != conv_direction::bwd_weights && v.size() % 2;
+        v.push_back(c);
+    };
+    for (dim_t icg : {1, 2, 3, 17, 33})         // odd and even K (fwd), pairs per group
+        for (dim_t ocg : {1, 5, 16, 31, 65}) {  // channel-vector tails (N)
+            conv_case c = base(dir, 2);
+            c.icg = icg, c.ocg = ocg, c.g = icg == 3 ? 2 : 1;
+            set_axis(c, 1, 5, 3, 1, 1, 1, 1);
+            set_axis(c, 2, 7, 3, 1, 1, 1, 1);
+            c.ncx = ocg == 31;
+            add(c);
+        }
+    {  // odd widths, stride 2 and 3 (w phases), dilation, asymmetric pads
+        for (dim_t s : {2, 3})
+            for (dim_t w : {7, 8, 9}) {
+                conv_case c = base(dir, 2);
+                c.icg = 3, c.ocg = 19, c.mb = 2;
+                set_axis(c, 1, 6, 2, s, 1, 1, 0);
+                set_axis(c, 2, w, 3, s, 2, 2, 1);
+                add(c);
+            }
+    }
+    {  // pads larger than the kernel: whole taps in the padding
+        conv_case c = base(dir, 2);
+        c.icg = 4, c.ocg = 7;
+        set_axis(c, 1, 3, 2, 1, 1, 4, 4);
+        set_axis(c, 2, 2, 3, 2, 1, 5, 3);
+        add(c);
+    }
+    {  // groups with odd channels (a pair may not cross into the next group), padded strides
+        conv_case c = base(dir, 2);
+        c.g = 3, c.icg = 5, c.ocg = 3, c.pad = 3;
+        set_axis(c, 1, 4, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 6, 3, 1, 1, 1, 1);
+        add(c);
+        c.ncx = true, c.xio = true;
+        add(c);
+    }
+    {  // 1-D and 3-D
+        conv_case c = base(dir, 1);
+        c.icg = 6, c.ocg = 33;
+        set_axis(c, 2, 11, 5, 2, 1, 2, 2);
+        add(c);
+        conv_case d = base(dir, 3);
+        d.icg = 7, d.ocg = 17, d.mb = 2;
+        set_axis(d, 0, 4, 2, 2, 1, 1, 0);
+        set_axis(d, 1, 5, 3, 1, 2, 1, 1);
+        set_axis(d, 2, 5, 3, 1, 1, 1, 1);
+        add(d);
+    }
+    {  // f32 under fpmath_mode bf16, both layouts
+        conv_case c = base(dir, 2);
+        c.icg = 9, c.ocg = 20, c.dt = data_type::f32, c.math = data_type::bf16;
+        set_axis(c, 1, 6, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 9, 3, 2, 1, 1, 1);
+        add(c);
+        c.ncx = true;
+        add(c);
+    }
+    return v;
+}
+
+// Big enough (over 2^20 multiply-adds) for the plan to split the work over the threads.
+conv_case threaded_case(conv_direction dir) {
+    conv_case c = base(dir, 2);
+    c.mb = 2, c.icg = 33, c.ocg = 40;
+    set_axis(c, 1, 13, 3, 1, 1, 1, 1);
+    set_axis(c, 2, 13, 3, 1, 1, 1, 1);
+    return c;
+}
+
+void expect_exact(const backend &b, const conv_case &c, uint64_t seed) {
+    const conv_problem p = make_problem(c);
+    ASSERT_EQ(bf16dot_row().cannot(p), "") << describe(c);
+    std::mt19937_64 rng(seed);
+    const inputs in = make_inputs(p, rng, true);
+    const auto k = b.create(p);
+    const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+    for (dim_t o : output_offsets(p))
+        ASSERT_EQ(got.get(o), want.get(o)) << b.name << " " << describe(c) << " at " << o;
+}
+
+class Bf16Dot : public ::testing::TestWithParam<conv_direction> {};
+
+TEST_P(Bf16Dot, EdgeCasesMatchTheReference) {
+    for (const backend &b : backends()) {
+        if (!b.skip.empty()) {
+            std::printf("direct_bf16dot %s: skipped (%s)\n", b.name, b.skip.c_str());
+            continue;
+        }
+        uint64_t seed = 7;
+        for (const conv_case &c : edge_cases(GetParam())) expect_exact(b, c, ++seed);
+    }
+}
+
+TEST_P(Bf16Dot, ThreadCounts) {
+    const int saved = omp_get_max_threads();
+    for (const backend &b : backends()) {
+        if (!b.skip.empty()) continue;
+        for (int t : {1, 2, 3}) {
+            omp_set_num_threads(t);
+            expect_exact(b, threaded_case(GetParam()), 100 + t);
+        }
+    }
+    omp_set_num_threads(saved);
+}
+
+INSTANTIATE_TEST_SUITE_P(Directions, Bf16Dot,
+                         ::testing::Values(conv_direction::fwd, conv_direction::bwd_data,
+                                           conv_direction::bwd_weights),
+                         [](const auto &info) { return std::string(to_string(info.param)); });
+
+// bwd_weights pairs an odd width's last dst pixel with a zero pixel; the src pixel its tap
+// would pair with may be one no output reads (here iw = 6 of 7, kernel 2, stride 2: dst width
+// 3), and an infinity there must not turn into 0 * inf = NaN.
+TEST(Bf16DotBwdWeights, UnreadSrcPixelsDoNotReachTheResult) {
+    for (const backend &b : backends()) {
+        if (!b.skip.empty()) continue;
+        conv_case c = base(conv_direction::bwd_weights, 1);
+        c.icg = 3, c.ocg = 5;
+        set_axis(c, 2, 7, 2, 2);
+        const conv_problem p = make_problem(c);
+        ASSERT_EQ(p.o[2], 3);
+        std::mt19937_64 rng(5);
+        inputs in = make_inputs(p, rng, true);
+        for (dim_t ch = 0; ch < p.ic(); ++ch) in.src.set(6 * p.src.sp[2] + ch * p.src.c, INFINITY);
+        const auto k = b.create(p);
+        const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+        for (dim_t o : output_offsets(p)) {
+            ASSERT_TRUE(std::isfinite(want.get(o)));
+            ASSERT_EQ(got.get(o), want.get(o)) << b.name << " at " << o;
+        }
+    }
+}
+
+// Values around the denormal range, exact in bf16.
+const float tiny = std::ldexp(1.f, -130);  // a denormal (bf16 and f32)
+const float huge = std::ldexp(1.f, 126);   // tiny * huge = 1/16 if tiny were kept
+const float small = std::ldexp(1.f, -70);  // small * small = 2^-140: a denormal product
+
+// One output pixel of a 1x1 convolution over channels (c0, c1) with weights (w0, w1), through
+// the direction's own operands: fwd reduces src channels, bwd_data dst channels, bwd_weights
+// two pixels of one channel pair.
+float one_pair(const backend &b, conv_direction dir, float a0, float a1, float w0, float w1) {
+    conv_case c = base(dir, 1);
+    if (dir == conv_direction::bwd_weights) {
+        set_axis(c, 2, 2, 1);  // two pixels: the pixel pair
+    } else {
+        c.icg = dir == conv_direction::fwd ? 2 : 1;
+        c.ocg = dir == conv_direction::fwd ? 1 : 2;
+    }
+    const conv_problem p = make_problem(c);
+    std::mt19937_64 rng(1);
+    inputs in = make_inputs(p, rng, true);
+    if (dir == conv_direction::bwd_weights) {  // src pixels (a0, a1), diff_dst (w0, w1)
+        in.src.set(0, a0), in.src.set(1, a1);
+        in.dst.set(0, w0), in.dst.set(1, w1);
+    } else if (dir == conv_direction::fwd) {  // src channels (a0, a1), weights (w0, w1)
+        in.src.set(0, a0), in.src.set(1, a1);
+        in.wei.set(0, w0), in.wei.set(1, w1);
+    } else {  // diff_dst channels (a0, a1), weights (w0, w1) (OIX: oc is the outer axis)
+        in.dst.set(0, a0), in.dst.set(1, a1);
+        in.wei.set(0, w0), in.wei.set(1, w1);
+    }
+    const auto k = b.create(p);
+    return run(p, in, k.get()).get(0);
+}
+
+TEST_P(Bf16Dot, DenormalInputsAreZeroAndDenormalResultsFlush) {
+    const conv_direction dir = GetParam();
+    for (const backend &b : backends()) {
+        if (!b.skip.empty()) continue;
+        // A denormal input counts as zero: the reference gives 1 + 1/16, vdpbf16ps 1.
+        EXPECT_EQ(one_pair(b, dir, tiny, 1.f, huge, 1.f), 1.f) << b.name;
+        EXPECT_EQ(one_pair(b, dir, 1.f, tiny, 1.f, huge), 1.f) << b.name;
+        // A denormal product is flushed to zero (the reference keeps 2^-140).
+        EXPECT_EQ(one_pair(b, dir, small, 0.f, small, 0.f), 0.f) << b.name;
+        // Normal values on either side of the range are untouched.
+        EXPECT_EQ(one_pair(b, dir, std::ldexp(1.f, -60), 1.f, std::ldexp(1.f, -60), 0.f),
+                  std::ldexp(1.f, -120))
+            << b.name;
+    }
+}
+
+}  // namespace
+}  // namespace convgrad::detail
