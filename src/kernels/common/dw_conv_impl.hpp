@@ -27,6 +27,15 @@ struct dw_wline {
     }
 };
 
+// One tap of one line: where it reads input pixel 0 of the line (koff included), its packed
+// weights, its offset along w (for the border checks).
+template <typename T>
+struct dw_tap {
+    const T *x;
+    const float *w;
+    dim_t koff;
+};
+
 // One line of one output row: its input rows (one per (kd, kh) tap that reaches them), the
 // packed weights, the output.
 template <int DT>
@@ -42,12 +51,14 @@ struct dw_line_job {
     const float *bias;  // padded like wp, or null
     T *out;             // output pixel q = 0, channel 0
     dim_t ostep;        // elements between outputs q and q + 1
+    dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
 };
 
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
-// INSIDE: m == ur and every tap reads inside the row, no checks.
+// INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
+// so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
 template <int DT, int NV, bool TAIL, int UR, bool INSIDE>
-static void dw_block(const dw_line_job<DT> &j, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
+static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
     using T = typename dw_elem<DT>::T;
     const dw_wline &L = *j.L;
     V acc[UR][NV];
@@ -57,80 +68,81 @@ static void dw_block(const dw_line_job<DT> &j, dim_t q0, int m, dim_t c0, int n,
 #pragma GCC unroll 16
         for (int q = 0; q < UR; ++q) acc[q][v] = b;
     }
-    for (int r = 0; r < j.nrows; ++r) {
-        const T *row = j.rows[r] + c0;
-        const float *wr = j.wp + j.wrows[r] * j.cpad + c0;
-        for (int k = 0; k < L.nk; ++k) {
-            const float *wk = wr + L.kidx[k] * j.cpad;
-            V wv[NV];
+    const dim_t step = L.a * j.ips, base = q0 * step + c0;
+    for (int t = 0; t < ntaps; ++t) {
+        const dw_tap<T> tp = j.taps[t];
+        V wv[NV];
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) wv[v] = vt::load(wk + v * W);
-            const dim_t i0 = q0 * L.a + L.koff[k];
-            if constexpr (INSIDE) {
-                const T *x = row + i0 * j.ips;
-                const dim_t step = L.a * j.ips;
+        for (int v = 0; v < NV; ++v) wv[v] = vt::load(tp.w + c0 + v * W);
+        const T *x = tp.x + base;
+        if constexpr (INSIDE) {
+            const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
-                for (int q = 0; q < UR; ++q)
+            for (int q = 0; q < UR; ++q)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
+                    acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v], acc[q][v]);
+                }
+        } else {
+            // Constant trip count: acc stays in registers; the taps in the padding are skipped.
+            const dim_t i0 = q0 * L.a + tp.koff;
+#pragma GCC unroll 16
+            for (int q = 0; q < UR; ++q) {
+                const dim_t iw = i0 + q * L.a;
+                if (q < m && iw >= 0 && iw < L.in_w)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk),
-                                            wv[v], acc[q][v]);
-            } else {
-                // Constant trip count: acc stays in registers; the taps in the padding are skipped.
-#pragma GCC unroll 16
-                for (int q = 0; q < UR; ++q) {
-                    const dim_t iw = i0 + q * L.a;
-                    if (q < m && iw >= 0 && iw < L.in_w) {
-                        const T *x = row + iw * j.ips;
-#pragma GCC unroll 4
-                        for (int v = 0; v < NV; ++v)
-                            acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + v * W, v, n, mk), wv[v],
-                                                acc[q][v]);
-                    }
-                }
+                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk), wv[v],
+                                            acc[q][v]);
             }
         }
     }
-    T *o = j.out + q0 * j.ostep + c0;
+    const dim_t os = j.ostep;  // a local: the stores may not alias it
+    T *o = j.out + q0 * os + c0;
 #pragma GCC unroll 16
     for (int q = 0; q < UR; ++q)
         if (INSIDE || q < m)
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v)
-                dw_store_v<DT, NV, TAIL>(o + q * j.ostep + v * W, acc[q][v], v, n, mk);
+            for (int v = 0; v < NV; ++v) dw_store_v<DT, NV, TAIL>(o + q * os + v * W, acc[q][v], v, n, mk);
 }
 
 template <int DT, int NV, bool TAIL, int UR>
-static void dw_block_any(const dw_line_job<DT> &j, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
+static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
     const dw_wline &L = *j.L;
     if (m == UR && q0 >= L.q_lo && q0 + UR <= L.q_hi)
-        dw_block<DT, NV, TAIL, UR, true>(j, q0, m, c0, n, mk);
+        dw_block<DT, NV, TAIL, UR, true>(j, ntaps, q0, m, c0, n, mk);
     else
-        dw_block<DT, NV, TAIL, UR, false>(j, q0, m, c0, n, mk);
+        dw_block<DT, NV, TAIL, UR, false>(j, ntaps, q0, m, c0, n, mk);
 }
 
 // The whole line, channel groups innermost: the few input pixels of a block stay in L1 while
 // every channel group of them is computed.
 template <int DT, int UR>
 static void dw_line(const dw_line_job<DT> &j, dim_t C) {
+    const dw_wline &L = *j.L;
+    int ntaps = 0;
+    for (int r = 0; r < j.nrows; ++r)
+        for (int k = 0; k < L.nk; ++k)
+            j.taps[ntaps++] = {j.rows[r] + L.koff[k] * j.ips, j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
     const dim_t nvec = div_up(C, W);
     const int n = int(C - (nvec - 1) * W);  // lanes of the last vector
     const mask_t mk = vt::mask(n);
     const bool tail = n < W;
-    for (dim_t q0 = 0; q0 < j.L->nq; q0 += UR) {
-        const int m = int(imin(UR, j.L->nq - q0));
+    for (dim_t q0 = 0; q0 < L.nq; q0 += UR) {
+        const int m = int(imin(UR, L.nq - q0));
         for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
             const dim_t c0 = v0 * W;
             const bool last = v0 + dw_nv_max >= nvec;
             const int nv = int(imin(dw_nv_max, nvec - v0));
             if (nv == 2 && !(last && tail))
-                dw_block_any<DT, 2, false, UR>(j, q0, m, c0, n, mk);
+                dw_block_any<DT, 2, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (nv == 2)
-                dw_block_any<DT, 2, true, UR>(j, q0, m, c0, n, mk);
+                dw_block_any<DT, 2, true, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (!(last && tail))
-                dw_block_any<DT, 1, false, UR>(j, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else
-                dw_block_any<DT, 1, true, UR>(j, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, true, UR>(j, ntaps, q0, m, c0, n, mk);
         }
     }
 }
@@ -175,9 +187,11 @@ static void dw_fwd(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::
     const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.o[0] * p.o[1];
     std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
     std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
+    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
     parallel(pl.nthr, [&](int ithr, int nt) {
         const T **rows = rows_mem.data() + ithr * nrt;
         dim_t *wrows = wrows_mem.data() + ithr * nrt;
+        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
         dim_t s, e;
         split(lines, nt, ithr, s, e);
         for (dim_t line = s; line < e; ++line) {
@@ -195,7 +209,7 @@ static void dw_fwd(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::
                 }
             }
             const dw_line_job<DT> j{
-                &L, rows, wrows, nr, src.w, wp, cpad, bias, dst.at(n, od, oh, 0), dst.w};
+                &L, rows, wrows, nr, src.w, wp, cpad, bias, dst.at(n, od, oh, 0), dst.w, taps};
             dw_line<DT, UR>(j, p.g);
         }
     });
@@ -232,9 +246,11 @@ static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T
     const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.i[0] * p.i[1];
     std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
     std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
+    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
     parallel(pl.nthr, [&](int ithr, int nt) {
         const T **rows = rows_mem.data() + ithr * nrt;
         dim_t *wrows = wrows_mem.data() + ithr * nrt;
+        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
         dim_t s, e;
         split(lines, nt, ithr, s, e);
         for (dim_t line = s; line < e; ++line) {
@@ -254,7 +270,7 @@ static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T
             for (dim_t r = 0; r < nph; ++r) {
                 const dw_line_job<DT> j{
                     &phases[size_t(r)],   rows,          wrows, nr, dst.w, wp, cpad, bias,
-                    src.at(n, id, ih, r), p.s[2] * src.w};
+                    src.at(n, id, ih, r), p.s[2] * src.w, taps};
                 dw_line<DT, UR>(j, p.g);
             }
         }
