@@ -12,23 +12,46 @@ constexpr int dw_kb_max = 4;  // taps along w per register tile (x up to 2 chann
 template <int DT, int NV, bool TAIL, int KB>
 static void dw_bww_taps(const conv_problem &p, const typename dw_elem<DT>::T *drow,
                         const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, dim_t kw0,
-                        float *P, dim_t cpad, int n, mask_t mk) {
+                        const dim_t *lo_all, const dim_t *hi_all, float *P, dim_t cpad, int n,
+                        mask_t mk) {
     using T = typename dw_elem<DT>::T;
     const dim_t s = p.s[2];
-    dim_t off[KB], lo[KB], hi[KB];
-    for (int k = 0; k < KB; ++k) {
-        off[k] = (kw0 + k) * p.dl[2] - p.pb[2];
-        lo[k] = imax(0, ceil_div(-off[k], s));
-        hi[k] = imax(lo[k], imin(p.o[2], floor_div(p.i[2] - 1 - off[k], s) + 1));
-    }
+    const dim_t *lo = lo_all + kw0, *hi = hi_all + kw0;
+    dim_t off[KB];
+    for (int k = 0; k < KB; ++k) off[k] = (kw0 + k) * p.dl[2] - p.pb[2];
     // Offsets grow with k: the first tap has the latest start, the last the earliest end.
     const dim_t blo = lo[0], bhi = imax(blo, hi[KB - 1]);
-    V acc[KB][NV];
+    // U independent sets of accumulators along ow (summed in a fixed order at the end): more
+    // FMA chains in flight than KB * NV alone, where the registers allow.
+    constexpr int U = 2 * (KB * NV + NV) <= (W >= 16 ? 30 : 14) ? 2 : 1;
+    V acc[KB][NV], acc2[KB][NV];
 #pragma GCC unroll 4
     for (int k = 0; k < KB; ++k)
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[k][v] = vt::zero();
-    for (dim_t ow = blo; ow < bhi; ++ow) {
+        for (int v = 0; v < NV; ++v) acc[k][v] = acc2[k][v] = vt::zero();
+    dim_t ow = blo;
+    if constexpr (U == 2) {
+        for (; ow + 2 <= bhi; ow += 2) {
+            V d[NV], d2[NV];
+            const T *dp = drow + ow * dps;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
+                d2[v] = dw_load_v<DT, NV, TAIL>(dp + dps + v * W, v, n, mk);
+            }
+            const T *sp = srow + ow * s * sps;
+#pragma GCC unroll 4
+            for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    const T *x = sp + off[k] * sps + v * W;
+                    acc[k][v] = vt::fma(d[v], dw_load_v<DT, NV, TAIL>(x, v, n, mk), acc[k][v]);
+                    acc2[k][v] =
+                        vt::fma(d2[v], dw_load_v<DT, NV, TAIL>(x + s * sps, v, n, mk), acc2[k][v]);
+                }
+        }
+    }
+    for (; ow < bhi; ++ow) {
         V d[NV];
         const T *dp = drow + ow * dps;
 #pragma GCC unroll 4
@@ -40,6 +63,12 @@ static void dw_bww_taps(const conv_problem &p, const typename dw_elem<DT>::T *dr
             for (int v = 0; v < NV; ++v)
                 acc[k][v] = vt::fma(
                     d[v], dw_load_v<DT, NV, TAIL>(sp + off[k] * sps + v * W, v, n, mk), acc[k][v]);
+    }
+    if constexpr (U == 2) {
+#pragma GCC unroll 4
+        for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[k][v] = vt::add(acc[k][v], acc2[k][v]);
     }
 #pragma GCC unroll 4
     for (int k = 0; k < KB; ++k) {
@@ -65,22 +94,22 @@ static void dw_bww_taps(const conv_problem &p, const typename dw_elem<DT>::T *dr
 
 template <int DT, int NV, bool TAIL>
 static void dw_bww_row(const conv_problem &p, const typename dw_elem<DT>::T *drow,
-                       const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, float *P,
-                       dim_t cpad, int n, mask_t mk) {
+                       const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, const dim_t *lo,
+                       const dim_t *hi, float *P, dim_t cpad, int n, mask_t mk) {
     for (dim_t kw0 = 0; kw0 < p.k[2]; kw0 += dw_kb_max) {
         float *pk = P + kw0 * cpad;
         switch (imin(dw_kb_max, p.k[2] - kw0)) {
             case 1:
-                dw_bww_taps<DT, NV, TAIL, 1>(p, drow, srow, dps, sps, kw0, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, 1>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
                 break;
             case 2:
-                dw_bww_taps<DT, NV, TAIL, 2>(p, drow, srow, dps, sps, kw0, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, 2>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
                 break;
             case 3:
-                dw_bww_taps<DT, NV, TAIL, 3>(p, drow, srow, dps, sps, kw0, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, 3>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
                 break;
             default:
-                dw_bww_taps<DT, NV, TAIL, 4>(p, drow, srow, dps, sps, kw0, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, 4>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
                 break;
         }
     }
@@ -96,6 +125,14 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
     const int n = int(C - (nvec - 1) * W);
     const mask_t mk = vt::mask(n);
     const bool tail = n < W;
+    // The outputs ow each kw reads inside the row, [lo, hi): once, not per row (divisions).
+    std::vector<dim_t> lo(size_t(p.k[2])), hi(size_t(p.k[2]));
+    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+        const dim_t off = kw * p.dl[2] - p.pb[2];
+        lo[size_t(kw)] = imax(0, ceil_div(-off, p.s[2]));
+        hi[size_t(kw)] =
+            imax(lo[size_t(kw)], imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1));
+    }
     scratch partials(pl.nthr * part);
     parallel(pl.nthr, [&](int ithr, int nt) {
         float *P = partials.p + ithr * part;
@@ -120,13 +157,17 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
                         const auto *srow = src.at(nn, id, ih, 0) + c0;
                         float *pt = P + (kd * p.k[1] + kh) * p.k[2] * cpad + c0;
                         if (nv == 2 && !last_tail)
-                            dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, src.w, pt, cpad, n, mk);
+                            dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                     hi.data(), pt, cpad, n, mk);
                         else if (nv == 2)
-                            dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, src.w, pt, cpad, n, mk);
+                            dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                    hi.data(), pt, cpad, n, mk);
                         else if (!last_tail)
-                            dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, src.w, pt, cpad, n, mk);
+                            dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                     hi.data(), pt, cpad, n, mk);
                         else
-                            dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, src.w, pt, cpad, n, mk);
+                            dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                    hi.data(), pt, cpad, n, mk);
                     }
                 }
             }
