@@ -58,7 +58,8 @@ struct dw_line_job {
 // INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
 // so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
 template <int DT, int NV, bool TAIL, int UR, bool INSIDE>
-static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
+static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
+                     mask_t mk) {
     using T = typename dw_elem<DT>::T;
     const dw_wline &L = *j.L;
     V acc[UR][NV];
@@ -75,26 +76,29 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) wv[v] = vt::load(tp.w + c0 + v * W);
         const T *x = tp.x + base;
-        if constexpr (INSIDE) {
+        const dim_t i0 = q0 * L.a + tp.koff;
+        // In a border block most taps still read inside for every pixel: only the others
+        // check each pixel.
+        if (INSIDE || (m == UR && i0 >= 0 && i0 + (UR - 1) * L.a < L.in_w)) {
             const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q)
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; ++v) {
                     const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
-                    acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v], acc[q][v]);
+                    acc[q][v] =
+                        vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v], acc[q][v]);
                 }
         } else {
             // Constant trip count: acc stays in registers; the taps in the padding are skipped.
-            const dim_t i0 = q0 * L.a + tp.koff;
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q) {
                 const dim_t iw = i0 + q * L.a;
                 if (q < m && iw >= 0 && iw < L.in_w)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk), wv[v],
-                                            acc[q][v]);
+                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk),
+                                            wv[v], acc[q][v]);
             }
         }
     }
@@ -104,11 +108,13 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
     for (int q = 0; q < UR; ++q)
         if (INSIDE || q < m)
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) dw_store_v<DT, NV, TAIL>(o + q * os + v * W, acc[q][v], v, n, mk);
+            for (int v = 0; v < NV; ++v)
+                dw_store_v<DT, NV, TAIL>(o + q * os + v * W, acc[q][v], v, n, mk);
 }
 
 template <int DT, int NV, bool TAIL, int UR>
-static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n, mask_t mk) {
+static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
+                         mask_t mk) {
     const dw_wline &L = *j.L;
     if (m == UR && q0 >= L.q_lo && q0 + UR <= L.q_hi)
         dw_block<DT, NV, TAIL, UR, true>(j, ntaps, q0, m, c0, n, mk);
@@ -124,7 +130,8 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
     int ntaps = 0;
     for (int r = 0; r < j.nrows; ++r)
         for (int k = 0; k < L.nk; ++k)
-            j.taps[ntaps++] = {j.rows[r] + L.koff[k] * j.ips, j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
+            j.taps[ntaps++] = {j.rows[r] + L.koff[k] * j.ips,
+                               j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
     const dim_t nvec = div_up(C, W);
     const int n = int(C - (nvec - 1) * W);  // lanes of the last vector
     const mask_t mk = vt::mask(n);
@@ -269,7 +276,7 @@ static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T
             }
             for (dim_t r = 0; r < nph; ++r) {
                 const dw_line_job<DT> j{
-                    &phases[size_t(r)],   rows,          wrows, nr, dst.w, wp, cpad, bias,
+                    &phases[size_t(r)],   rows,           wrows, nr, dst.w, wp, cpad, bias,
                     src.at(n, id, ih, r), p.s[2] * src.w, taps};
                 dw_line<DT, UR>(j, p.g);
             }
