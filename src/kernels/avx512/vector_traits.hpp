@@ -50,20 +50,23 @@ struct vt {
     // ones once they are inlined into a kernel.)
     static inline __m256i to_bf16(V v) {
         const __m512i u = _mm512_castps_si512(v);
-        const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
-        __m512i r = _mm512_maskz_srli_epi32(0xffff, 
-            _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+        const __m512i lsb =
+            _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
+        __m512i r = _mm512_maskz_srli_epi32(
+            0xffff, _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
         const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         r = _mm512_mask_mov_epi32(
-            r, nan, _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(0x40)));
+            r, nan,
+            _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(0x40)));
         return _mm512_maskz_cvtepi32_epi16(0xffff, r);
     }
     static inline void store_bf16(uint16_t *p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
     }
     static inline void store_f16(uint16_t *p, V v) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p),
-                            _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i *>(p),
+            _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
