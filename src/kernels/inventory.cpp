@@ -8,6 +8,7 @@
 #include "kernels/bf16dot_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
+#include "kernels/dw_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
 
 namespace convgrad::detail {
@@ -18,6 +19,7 @@ namespace avx512 {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
+void run_depthwise(const dw_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated
 }  // namespace avx512
@@ -28,6 +30,7 @@ namespace avx2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
+void run_depthwise(const dw_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 }  // namespace avx2
 namespace sse2 {
@@ -53,6 +56,10 @@ template <direct_run_fn run, register_tile t>
 std::unique_ptr<kernel> direct(const conv_problem &p) {
     return make_direct_kernel(p, t, run);
 }
+template <dw_run_fn run, register_tile t>
+std::unique_ptr<kernel> depthwise(const conv_problem &p) {
+    return make_dw_kernel(p, t, run);
+}
 template <gemm_run_fn run, register_tile t>
 std::unique_ptr<kernel> gemm(const conv_problem &p) {
     return make_gemm_kernel(p, t, run);
@@ -75,12 +82,28 @@ std::string gemm_cannot(const conv_problem &p) {
     return gemm_shape_why_not(p);
 }
 
-// Order: the grouped kernels first (they take only few channels per group), then per
-// instruction set the GEMM kernel (it takes only the matrix products its estimate gives it
+// Order: the depthwise kernels first (one channel per group only), then the grouped kernels
+// (they take only few channels per group), then per instruction set the GEMM kernel (it takes only the matrix products its estimate gives it
 // against that set's direct kernel), the col2im kernel (data gradients with few src channels
 // per group) and that set's direct kernel, which takes all.
 const std::vector<impl_desc> &table() {
     static const std::vector<impl_desc> rows = {
+        {.name = "depthwise:avx512",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = dw_why_not,
+         .why_not = dw_why_not,
+         .create = depthwise<avx512::run_depthwise, zmm_tile>},
+        {.name = "depthwise:avx2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = dw_why_not,
+         .why_not = dw_why_not,
+         .create = depthwise<avx2::run_depthwise, ymm_tile>},
         {.name = "grouped_lanes:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,

@@ -3,11 +3,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/dw_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -52,12 +55,38 @@ struct vt {
         }
         widen_scalar(dt, x + i, y + i, n - i);
     }
+    // One vector of 8 bf16 or f16 (exact widening; nearest-even narrowing, NaN kept quiet).
+    static inline V load_bf16(const uint16_t *p) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+    static inline V load_f16(const uint16_t *p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    }
+    static inline void store_bf16(uint16_t *p, V v) {
+        const __m256i u = _mm256_castps_si256(v);
+        const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+        __m256i r = _mm256_srli_epi32(
+            _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
+        const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        r = _mm256_blendv_epi8(
+            r, _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40)), nan);
+        // Every dword is below 2^16: the unsigned-saturating pack keeps it exactly.
+        _mm_storeu_si128(
+            reinterpret_cast<__m128i *>(p),
+            _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    }
+    static inline void store_f16(uint16_t *p, V v) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(p),
+                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
         if (dt == data_type::f16)
             for (; i + 8 <= n; i += 8)
                 _mm_storeu_si128(reinterpret_cast<__m128i *>(y + i),
-                                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         narrow_scalar(dt, x + i, y + i, n - i);
     }
 };
@@ -72,6 +101,9 @@ struct vt {
 #include "kernels/schedule/col2im.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
+#include "kernels/common/dw_elements.hpp"
+#include "kernels/common/dw_bwd_weights_impl.hpp"
+#include "kernels/common/dw_conv_impl.hpp"
 
 
 #define UKERNEL_SET_NAME "avx2"

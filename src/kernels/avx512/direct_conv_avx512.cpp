@@ -3,11 +3,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/dw_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -34,6 +37,9 @@ namespace convgrad::detail::avx512 {
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the vdpbf16ps emulation)
 #include "kernels/common/grouped_conv_impl.hpp"
+#include "kernels/common/dw_elements.hpp"
+#include "kernels/common/dw_bwd_weights_impl.hpp"
+#include "kernels/common/dw_conv_impl.hpp"
 
 
 #define UKERNEL_SET_NAME "avx512"

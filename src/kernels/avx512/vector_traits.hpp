@@ -38,25 +38,44 @@ struct vt {
         }
         widen_scalar(dt, x + i, y + i, n - i);
     }
+    // One vector of 16 bf16 or f16 (exact widening; nearest-even narrowing, NaN kept quiet).
+    static inline V load_bf16(const uint16_t *p) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    static inline V load_f16(const uint16_t *p) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    }
+    // (The zero-masked forms throughout: GCC 12 warns about the undefined source of the plain
+    // ones once they are inlined into a kernel.)
+    static inline __m256i to_bf16(V v) {
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i lsb =
+            _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
+        __m512i r = _mm512_maskz_srli_epi32(
+            0xffff, _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+        const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        r = _mm512_mask_mov_epi32(
+            r, nan,
+            _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(0x40)));
+        return _mm512_maskz_cvtepi32_epi16(0xffff, r);
+    }
+    static inline void store_bf16(uint16_t *p, V v) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
+    }
+    static inline void store_f16(uint16_t *p, V v) {
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i *>(p),
+            _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
         for (; i + 16 <= n; i += 16) {
             const __m512 v = _mm512_loadu_ps(x + i);
-            __m256i h;
-            if (dt == data_type::bf16) {
-                const __m512i u = _mm512_castps_si512(v);
-                const __m512i lsb =
-                    _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-                __m512i r = _mm512_srli_epi32(
-                    _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-                const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-                r = _mm512_mask_mov_epi32(
-                    r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-                h = _mm512_cvtepi32_epi16(r);
-            } else {
-                h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            }
-            _mm256_storeu_si256(reinterpret_cast<__m256i *>(y + i), h);
+            if (dt == data_type::bf16)
+                store_bf16(y + i, v);
+            else
+                store_f16(y + i, v);
         }
         narrow_scalar(dt, x + i, y + i, n - i);
     }

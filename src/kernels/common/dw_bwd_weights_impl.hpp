@@ -1,0 +1,188 @@
+// bwd_weights of the depthwise kernel (kernels/dw_kernels.hpp):
+//   dW[c][tap] = sum over (n, od, oh, ow) of dst[n][od][oh][ow][c] * src[n][id][ih][iw][c].
+// Each thread sums the rows (n, od, oh) of a static split into its own f32 partial weights
+// [tap][cpad]; a second region adds the partials in thread order and rounds once, so results
+// repeat bit for bit with the same thread count. Included after dw_elements.hpp.
+
+constexpr int dw_kb_max = 4;  // taps along w per register tile (x up to 2 channel vectors)
+
+// One (kd, kh) row of taps, taps [kw0, kw0 + KB) of it, channels [c0, c0 + NV*W): the
+// accumulators of the KB taps run along the outputs that read inside the row for all of them,
+// then each tap alone finishes its own border outputs. Adds into P (at tap kw0, channel c0).
+template <int DT, int NV, bool TAIL, int KB>
+static void dw_bww_taps(const conv_problem &p, const typename dw_elem<DT>::T *drow,
+                        const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, dim_t kw0,
+                        const dim_t *lo_all, const dim_t *hi_all, float *P, dim_t cpad, int n,
+                        mask_t mk) {
+    using T = typename dw_elem<DT>::T;
+    const dim_t s = p.s[2];
+    const dim_t *lo = lo_all + kw0, *hi = hi_all + kw0;
+    dim_t off[KB];
+    for (int k = 0; k < KB; ++k) off[k] = (kw0 + k) * p.dl[2] - p.pb[2];
+    // Offsets grow with k: the first tap has the latest start, the last the earliest end.
+    const dim_t blo = lo[0], bhi = imax(blo, hi[KB - 1]);
+    // U independent sets of accumulators along ow (summed in a fixed order at the end): more
+    // FMA chains in flight than KB * NV alone, where the registers allow.
+    constexpr int U = 2 * (KB * NV + NV) <= (W >= 16 ? 30 : 14) ? 2 : 1;
+    V acc[KB][NV], acc2[KB][NV];
+#pragma GCC unroll 4
+    for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[k][v] = acc2[k][v] = vt::zero();
+    dim_t ow = blo;
+    if constexpr (U == 2) {
+        for (; ow + 2 <= bhi; ow += 2) {
+            V d[NV], d2[NV];
+            const T *dp = drow + ow * dps;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
+                d2[v] = dw_load_v<DT, NV, TAIL>(dp + dps + v * W, v, n, mk);
+            }
+            const T *sp = srow + ow * s * sps;
+#pragma GCC unroll 4
+            for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    const T *x = sp + off[k] * sps + v * W;
+                    acc[k][v] = vt::fma(d[v], dw_load_v<DT, NV, TAIL>(x, v, n, mk), acc[k][v]);
+                    acc2[k][v] =
+                        vt::fma(d2[v], dw_load_v<DT, NV, TAIL>(x + s * sps, v, n, mk), acc2[k][v]);
+                }
+        }
+    }
+    for (; ow < bhi; ++ow) {
+        V d[NV];
+        const T *dp = drow + ow * dps;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
+        const T *sp = srow + ow * s * sps;
+#pragma GCC unroll 4
+        for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                acc[k][v] = vt::fma(
+                    d[v], dw_load_v<DT, NV, TAIL>(sp + off[k] * sps + v * W, v, n, mk), acc[k][v]);
+    }
+    if constexpr (U == 2) {
+#pragma GCC unroll 4
+        for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[k][v] = vt::add(acc[k][v], acc2[k][v]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < KB; ++k) {
+        auto one = [&](dim_t ow) {
+            const T *dp = drow + ow * dps, *sp = srow + (ow * s + off[k]) * sps;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                acc[k][v] = vt::fma(dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk),
+                                    dw_load_v<DT, NV, TAIL>(sp + v * W, v, n, mk), acc[k][v]);
+        };
+        if (blo < bhi) {
+            for (dim_t ow = lo[k]; ow < blo; ++ow) one(ow);
+            for (dim_t ow = bhi; ow < hi[k]; ++ow) one(ow);
+        } else {
+            for (dim_t ow = lo[k]; ow < hi[k]; ++ow) one(ow);
+        }
+        float *pk = P + k * cpad;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            vt::store(pk + v * W, vt::add(vt::load(pk + v * W), acc[k][v]));
+    }
+}
+
+template <int DT, int NV, bool TAIL>
+static void dw_bww_row(const conv_problem &p, const typename dw_elem<DT>::T *drow,
+                       const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, const dim_t *lo,
+                       const dim_t *hi, float *P, dim_t cpad, int n, mask_t mk) {
+    for (dim_t kw0 = 0; kw0 < p.k[2]; kw0 += dw_kb_max) {
+        float *pk = P + kw0 * cpad;
+        switch (imin(dw_kb_max, p.k[2] - kw0)) {
+            case 1:
+                dw_bww_taps<DT, NV, TAIL, 1>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                break;
+            case 2:
+                dw_bww_taps<DT, NV, TAIL, 2>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                break;
+            case 3:
+                dw_bww_taps<DT, NV, TAIL, 3>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                break;
+            default:
+                dw_bww_taps<DT, NV, TAIL, 4>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                break;
+        }
+    }
+}
+
+template <int DT>
+static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
+                           const dw_view<const typename dw_elem<DT>::T> &dst, dim_t cpad,
+                           void *user_w) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), C = p.g, part = ksp * cpad, rows = p.mb * p.o[0] * p.o[1];
+    const dim_t nvec = cpad / W;
+    const int n = int(C - (nvec - 1) * W);
+    const mask_t mk = vt::mask(n);
+    const bool tail = n < W;
+    // The outputs ow each kw reads inside the row, [lo, hi): once, not per row (divisions).
+    std::vector<dim_t> lo(size_t(p.k[2])), hi(size_t(p.k[2]));
+    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+        const dim_t off = kw * p.dl[2] - p.pb[2];
+        lo[size_t(kw)] = imax(0, ceil_div(-off, p.s[2]));
+        hi[size_t(kw)] =
+            imax(lo[size_t(kw)], imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1));
+    }
+    scratch partials(pl.nthr * part);
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        float *P = partials.p + ithr * part;
+        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
+        dim_t s, e;
+        split(rows, nt, ithr, s, e);
+        for (dim_t row = s; row < e; ++row) {
+            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
+                        nn = row / (p.o[1] * p.o[0]);
+            // Channel groups outermost: their part of the dst row stays in L1 across the taps.
+            for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
+                const dim_t c0 = v0 * W;
+                const bool last_tail = v0 + dw_nv_max >= nvec && tail;
+                const int nv = int(imin(dw_nv_max, nvec - v0));
+                const auto *drow = dst.at(nn, od, oh, 0) + c0;
+                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                    if (id < 0 || id >= p.i[0]) continue;
+                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                        if (ih < 0 || ih >= p.i[1]) continue;
+                        const auto *srow = src.at(nn, id, ih, 0) + c0;
+                        float *pt = P + (kd * p.k[1] + kh) * p.k[2] * cpad + c0;
+                        if (nv == 2 && !last_tail)
+                            dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                     hi.data(), pt, cpad, n, mk);
+                        else if (nv == 2)
+                            dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                    hi.data(), pt, cpad, n, mk);
+                        else if (!last_tail)
+                            dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                     hi.data(), pt, cpad, n, mk);
+                        else
+                            dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, src.w, lo.data(),
+                                                    hi.data(), pt, cpad, n, mk);
+                    }
+                }
+            }
+        }
+    });
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        const weights_layout &l = p.wei;
+        dim_t xs, xe;
+        split(C * ksp, nt, ithr, xs, xe);
+        for (dim_t x = xs; x < xe; ++x) {
+            const dim_t c = x / ksp, t = x % ksp;
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            float sum = partials.p[t * cpad + c];
+            for (int q = 1; q < nt; ++q) sum += partials.p[q * part + t * cpad + c];
+            store_elem(p.dt, user_w, c * l.oc + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], sum);
+        }
+    });
+}

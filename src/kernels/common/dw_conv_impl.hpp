@@ -1,0 +1,351 @@
+// The depthwise kernel (kernels/dw_kernels.hpp): fwd and bwd_data over one line engine, and
+// the entry point. Included inside an ISA's namespace after kernel_helpers.hpp,
+// direct_conv_impl.hpp (data_operand, pack_bias), dw_elements.hpp and dw_bwd_weights_impl.hpp.
+//
+// Both directions compute lines of outputs along w: output q of a line reads input pixel
+// q*a + koff[k] for each tap k along w (fwd: a = stride, koff = kw*dl - pb; bwd_data, one line
+// per stride phase r: a = 1, koff = (r + pb - kw*dl)/s for the kw whose division is exact),
+// from each of the input rows the (kd, kh) taps reach. Weights are packed once per execute
+// as [tap][channel] f32, channels padded to whole vectors with zeros.
+
+// The w axis of one line.
+struct dw_wline {
+    dim_t nq = 0;                                  // outputs
+    dim_t a = 1;                                   // input pixels per output step
+    dim_t in_w = 0;                                // input pixels of a row
+    const dim_t *koff = nullptr, *kidx = nullptr;  // per w tap: input offset, kw
+    int nk = 0;
+    dim_t q_lo = 0, q_hi = 0;  // outputs [q_lo, q_hi) read every tap inside the row
+    void set_inside() {
+        dim_t lo = 0, hi = nq;
+        for (int k = 0; k < nk; ++k) {
+            lo = imax(lo, ceil_div(-koff[k], a));
+            hi = imin(hi, floor_div(in_w - 1 - koff[k], a) + 1);
+        }
+        q_lo = lo;
+        q_hi = imax(lo, hi);
+    }
+};
+
+// One tap of one line: where it reads input pixel 0 of the line (koff included), its packed
+// weights, its offset along w (for the border checks).
+template <typename T>
+struct dw_tap {
+    const T *x;
+    const float *w;
+    dim_t koff;
+};
+
+// One line of one output row: its input rows (one per (kd, kh) tap that reaches them), the
+// packed weights, the output.
+template <int DT>
+struct dw_line_job {
+    using T = typename dw_elem<DT>::T;
+    const dw_wline *L;
+    const T *const *rows;  // input rows, at pixel 0 channel 0
+    const dim_t *wrows;    // tap index of (kd, kh, kw = 0) for each row
+    int nrows;
+    dim_t ips;  // input pixel stride (elements)
+    const float *wp;
+    dim_t cpad;         // channels padded to whole vectors: the tap stride of wp
+    const float *bias;  // padded like wp, or null
+    T *out;             // output pixel q = 0, channel 0
+    dim_t ostep;        // elements between outputs q and q + 1
+    dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
+};
+
+// Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
+// INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
+// so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
+template <int DT, int NV, bool TAIL, int UR, bool INSIDE>
+static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
+                     mask_t mk) {
+    using T = typename dw_elem<DT>::T;
+    const dw_wline &L = *j.L;
+    V acc[UR][NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+        const V b = j.bias ? vt::load(j.bias + c0 + v * W) : vt::zero();
+#pragma GCC unroll 16
+        for (int q = 0; q < UR; ++q) acc[q][v] = b;
+    }
+    const dim_t step = L.a * j.ips, base = q0 * step + c0;
+    for (int t = 0; t < ntaps; ++t) {
+        const dw_tap<T> tp = j.taps[t];
+        V wv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) wv[v] = vt::load(tp.w + c0 + v * W);
+        const T *x = tp.x + base;
+        const dim_t i0 = q0 * L.a + tp.koff;
+        // In a border block most taps still read inside for every pixel: only the others
+        // check each pixel.
+        if (INSIDE || (m == UR && i0 >= 0 && i0 + (UR - 1) * L.a < L.in_w)) {
+            const T *xb = x + (UR / 2) * step;
+#pragma GCC unroll 16
+            for (int q = 0; q < UR; ++q)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
+                    acc[q][v] =
+                        vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v], acc[q][v]);
+                }
+        } else {
+            // Constant trip count: acc stays in registers; the taps in the padding are skipped.
+#pragma GCC unroll 16
+            for (int q = 0; q < UR; ++q) {
+                const dim_t iw = i0 + q * L.a;
+                if (q < m && iw >= 0 && iw < L.in_w)
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; ++v)
+                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk),
+                                            wv[v], acc[q][v]);
+            }
+        }
+    }
+    const dim_t os = j.ostep;  // a local: the stores may not alias it
+    T *o = j.out + q0 * os + c0;
+#pragma GCC unroll 16
+    for (int q = 0; q < UR; ++q)
+        if (INSIDE || q < m)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                dw_store_v<DT, NV, TAIL>(o + q * os + v * W, acc[q][v], v, n, mk);
+}
+
+template <int DT, int NV, bool TAIL, int UR>
+static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
+                         mask_t mk) {
+    const dw_wline &L = *j.L;
+    if (m == UR && q0 >= L.q_lo && q0 + UR <= L.q_hi)
+        dw_block<DT, NV, TAIL, UR, true>(j, ntaps, q0, m, c0, n, mk);
+    else
+        dw_block<DT, NV, TAIL, UR, false>(j, ntaps, q0, m, c0, n, mk);
+}
+
+// The whole line, channel groups innermost: the few input pixels of a block stay in L1 while
+// every channel group of them is computed.
+template <int DT, int UR>
+static void dw_line(const dw_line_job<DT> &j, dim_t C) {
+    const dw_wline &L = *j.L;
+    int ntaps = 0;
+    for (int r = 0; r < j.nrows; ++r)
+        for (int k = 0; k < L.nk; ++k)
+            j.taps[ntaps++] = {j.rows[r] + L.koff[k] * j.ips,
+                               j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
+    const dim_t nvec = div_up(C, W);
+    const int n = int(C - (nvec - 1) * W);  // lanes of the last vector
+    const mask_t mk = vt::mask(n);
+    const bool tail = n < W;
+    for (dim_t q0 = 0; q0 < L.nq; q0 += UR) {
+        const int m = int(imin(UR, L.nq - q0));
+        for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
+            const dim_t c0 = v0 * W;
+            const bool last = v0 + dw_nv_max >= nvec;
+            const int nv = int(imin(dw_nv_max, nvec - v0));
+            if (nv == 2 && !(last && tail))
+                dw_block_any<DT, 2, false, UR>(j, ntaps, q0, m, c0, n, mk);
+            else if (nv == 2)
+                dw_block_any<DT, 2, true, UR>(j, ntaps, q0, m, c0, n, mk);
+            else if (!(last && tail))
+                dw_block_any<DT, 1, false, UR>(j, ntaps, q0, m, c0, n, mk);
+            else
+                dw_block_any<DT, 1, true, UR>(j, ntaps, q0, m, c0, n, mk);
+        }
+    }
+}
+
+// Weights as [tap][cpad] f32 (the same for fwd and bwd_data: one channel per group).
+static void dw_pack_weights(const conv_problem &p, int nthr, const void *user, dim_t cpad,
+                            float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), C = p.g;
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(ksp, nt, ithr, s, e);
+        for (dim_t t = s; t < e; ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            float *o = out + t * cpad;
+            for (dim_t c = 0; c < C; ++c) o[c] = load_elem(p.dt, user, c * l.oc + toff);
+            for (dim_t c = C; c < cpad; ++c) o[c] = 0.f;
+        }
+    });
+}
+
+template <int UR, int DT>
+static void dw_fwd(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
+                   const dw_view<typename dw_elem<DT>::T> &dst, const float *wp, dim_t cpad,
+                   const float *bias) {
+    using T = typename dw_elem<DT>::T;
+    const conv_problem &p = pl.p;
+    std::vector<dim_t> koff(size_t(p.k[2])), kidx(size_t(p.k[2]));
+    dw_wline L;
+    L.nq = p.o[2];
+    L.a = p.s[2];
+    L.in_w = p.i[2];
+    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+        koff[size_t(kw)] = kw * p.dl[2] - p.pb[2];
+        kidx[size_t(kw)] = kw;
+    }
+    L.koff = koff.data();
+    L.kidx = kidx.data();
+    L.nk = int(p.k[2]);
+    L.set_inside();
+    const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.o[0] * p.o[1];
+    std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
+    std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
+    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        const T **rows = rows_mem.data() + ithr * nrt;
+        dim_t *wrows = wrows_mem.data() + ithr * nrt;
+        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
+        dim_t s, e;
+        split(lines, nt, ithr, s, e);
+        for (dim_t line = s; line < e; ++line) {
+            const dim_t oh = line % p.o[1], od = (line / p.o[1]) % p.o[0],
+                        n = line / (p.o[1] * p.o[0]);
+            int nr = 0;
+            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                if (id < 0 || id >= p.i[0]) continue;
+                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                    const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                    if (ih < 0 || ih >= p.i[1]) continue;
+                    rows[nr] = src.at(n, id, ih, 0);
+                    wrows[nr++] = (kd * p.k[1] + kh) * p.k[2];
+                }
+            }
+            const dw_line_job<DT> j{
+                &L, rows, wrows, nr, src.w, wp, cpad, bias, dst.at(n, od, oh, 0), dst.w, taps};
+            dw_line<DT, UR>(j, p.g);
+        }
+    });
+}
+
+template <int UR, int DT>
+static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T> &src,
+                        const dw_view<const typename dw_elem<DT>::T> &dst, const float *wp,
+                        dim_t cpad, const float *bias) {
+    using T = typename dw_elem<DT>::T;
+    const conv_problem &p = pl.p;
+    // Stride phases along w: src pixels r + s*q are reached by the kw with (r + pb - kw*dl)
+    // divisible by s, from the consecutive dst pixels q + (r + pb - kw*dl)/s.
+    const dim_t nph = imin(p.s[2], p.i[2]);
+    std::vector<dim_t> koff(size_t(p.k[2])), kidx(size_t(p.k[2]));
+    std::vector<dw_wline> phases(static_cast<size_t>(nph));
+    dim_t used = 0;
+    for (dim_t r = 0; r < nph; ++r) {
+        dw_wline &L = phases[size_t(r)];
+        L.nq = div_up(p.i[2] - r, p.s[2]);
+        L.a = 1;
+        L.in_w = p.o[2];
+        L.koff = koff.data() + used;
+        L.kidx = kidx.data() + used;
+        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+            const dim_t qw = r + p.pb[2] - kw * p.dl[2];
+            if (floor_div(qw, p.s[2]) * p.s[2] != qw) continue;
+            koff[size_t(used)] = floor_div(qw, p.s[2]);
+            kidx[size_t(used++)] = kw;
+            ++L.nk;
+        }
+        L.set_inside();
+    }
+    const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.i[0] * p.i[1];
+    std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
+    std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
+    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        const T **rows = rows_mem.data() + ithr * nrt;
+        dim_t *wrows = wrows_mem.data() + ithr * nrt;
+        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
+        dim_t s, e;
+        split(lines, nt, ithr, s, e);
+        for (dim_t line = s; line < e; ++line) {
+            const dim_t ih = line % p.i[1], id = (line / p.i[1]) % p.i[0],
+                        n = line / (p.i[1] * p.i[0]);
+            int nr = 0;
+            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                const dim_t td = id + p.pb[0] - kd * p.dl[0];
+                if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
+                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                    const dim_t th = ih + p.pb[1] - kh * p.dl[1];
+                    if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
+                    rows[nr] = dst.at(n, td / p.s[0], th / p.s[1], 0);
+                    wrows[nr++] = (kd * p.k[1] + kh) * p.k[2];
+                }
+            }
+            for (dim_t r = 0; r < nph; ++r) {
+                const dw_line_job<DT> j{
+                    &phases[size_t(r)],   rows,           wrows, nr, dst.w, wp, cpad, bias,
+                    src.at(n, id, ih, r), p.s[2] * src.w, taps};
+                dw_line<DT, UR>(j, p.g);
+            }
+        }
+    });
+}
+
+template <int UR, int DT>
+static void dw_run_typed(const dw_plan &pl, const conv_args &args,
+                         const dw_view<typename dw_elem<DT>::T> &src,
+                         const dw_view<typename dw_elem<DT>::T> &dst, void *wei_out) {
+    using T = typename dw_elem<DT>::T;
+    const conv_problem &p = pl.p;
+    const dim_t C = p.g, cpad = div_up(C, W) * W;
+    const dw_view<const T> csrc{src.p, src.n, src.d, src.h, src.w},
+        cdst{dst.p, dst.n, dst.d, dst.h, dst.w};
+    if (p.dir == conv_direction::bwd_weights) {
+        dw_bwd_weights<DT>(pl, csrc, cdst, cpad, wei_out);
+        return;
+    }
+    scratch w(p.ksp() * cpad);
+    dw_pack_weights(p, pl.nthr, args.wei, cpad, w.p);
+    scratch bias(p.with_bias ? C + W : 0);
+    if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
+    const float *bp = p.with_bias ? bias.p : nullptr;
+    if (p.dir == conv_direction::fwd)
+        dw_fwd<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
+    else
+        dw_bwd_data<UR, DT>(pl, src, cdst, w.p, cpad, bp);
+}
+
+template <int UR>
+static void dw_run(const dw_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
+    void *src_user = const_cast<void *>(src_out ? args.out : args.src);
+    void *dst_user = const_cast<void *>(dst_out ? args.out : args.dst);
+    if (pl.native) {
+        auto view = [](void *ptr, const data_layout &l, auto *tag) {
+            using T = std::remove_pointer_t<decltype(tag)>;
+            return dw_view<T>{static_cast<T *>(ptr), l.n, l.sp[0], l.sp[1], l.sp[2]};
+        };
+        switch (p.dt) {
+            case data_type::bf16:
+                dw_run_typed<UR, dw_bf16>(pl, args, view(src_user, p.src, (uint16_t *)nullptr),
+                                          view(dst_user, p.dst, (uint16_t *)nullptr), args.out);
+                return;
+            case data_type::f16:
+                dw_run_typed<UR, dw_f16>(pl, args, view(src_user, p.src, (uint16_t *)nullptr),
+                                         view(dst_user, p.dst, (uint16_t *)nullptr), args.out);
+                return;
+            default:
+                dw_run_typed<UR, dw_f32>(pl, args, view(src_user, p.src, (float *)nullptr),
+                                         view(dst_user, p.dst, (float *)nullptr), args.out);
+                return;
+        }
+    }
+    // Channels not contiguous (NCX): dense channels-last f32 copies, the output written back.
+    const bool f32 = p.dt == data_type::f32;
+    const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g, p.i, !src_out);
+    const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g, p.o, !dst_out);
+    const fview &s = src_op.v, &d = dst_op.v;
+    dw_run_typed<UR, dw_f32>(pl, args, {s.p, s.n, s.d, s.h, s.w}, {d.p, d.n, d.d, d.h, d.w},
+                             args.out);
+    if (src_out) src_op.store(pl.nthr);
+    if (dst_out) dst_op.store(pl.nthr);
+}
+
+void run_depthwise(const dw_plan &pl, const conv_args &args) {
+    // The register tile's pixels: the same rule as make_dw_kernel's (32 registers: 8, else 6).
+    dw_run<(W >= 16 ? 8 : 6)>(pl, args);
+}

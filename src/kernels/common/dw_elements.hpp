@@ -1,0 +1,77 @@
+// Element access of the depthwise kernel: one vector of channels of a tensor of type DT
+// (f32, bf16 or f16), widened to f32 on load and rounded once on store. The channel tail (the
+// last vector of a pixel's channels, n < W lanes) is masked for f32; 16-bit types go through
+// a small buffer (AVX2 has no masked 16-bit load), which only the tail vector pays.
+// Included inside an ISA's namespace after kernel_helpers.hpp.
+
+enum dw_type : int { dw_f32 = 0, dw_bf16 = 1, dw_f16 = 2 };
+
+constexpr int dw_nv_max = 2;  // channel vectors per register tile
+
+template <int DT>
+struct dw_elem {
+    using T = uint16_t;
+    static constexpr data_type dt = DT == dw_bf16 ? data_type::bf16 : data_type::f16;
+};
+template <>
+struct dw_elem<dw_f32> {
+    using T = float;
+    static constexpr data_type dt = data_type::f32;
+};
+
+// A channels-last tensor of element type T: element strides of n, d, h, w; channels contiguous.
+template <typename T>
+struct dw_view {
+    T *p;
+    dim_t n, d, h, w;
+    T *at(dim_t in, dim_t id, dim_t ih, dim_t iw) const {
+        return p + in * n + id * d + ih * h + iw * w;
+    }
+};
+
+template <int DT>
+static inline V dw_load(const typename dw_elem<DT>::T *p) {
+    if constexpr (DT == dw_f32)
+        return vt::load(p);
+    else if constexpr (DT == dw_bf16)
+        return vt::load_bf16(p);
+    else
+        return vt::load_f16(p);
+}
+
+template <int DT>
+static inline V dw_load_tail(const typename dw_elem<DT>::T *p, int n, mask_t mk) {
+    if constexpr (DT == dw_f32) {
+        return vt::load_mask(p, mk);
+    } else {
+        alignas(64) float tmp[W] = {};
+        vt::widen(dw_elem<DT>::dt, p, tmp, n);
+        return vt::load(tmp);
+    }
+}
+
+// Vector v of NV: the last one of a tile with a channel tail is partial.
+template <int DT, int NV, bool TAIL>
+static inline V dw_load_v(const typename dw_elem<DT>::T *p, int v, int n, mask_t mk) {
+    return TAIL && v == NV - 1 ? dw_load_tail<DT>(p, n, mk) : dw_load<DT>(p);
+}
+
+template <int DT, int NV, bool TAIL>
+static inline void dw_store_v(typename dw_elem<DT>::T *p, V x, int v, int n, mask_t mk) {
+    if constexpr (DT == dw_f32) {
+        if (TAIL && v == NV - 1)
+            vt::store_mask(p, x, mk);
+        else
+            vt::store(p, x);
+    } else {
+        if (TAIL && v == NV - 1) {
+            alignas(64) float tmp[W];
+            vt::store(tmp, x);
+            vt::narrow(dw_elem<DT>::dt, tmp, p, n);
+        } else if constexpr (DT == dw_bf16) {
+            vt::store_bf16(p, x);
+        } else {
+            vt::store_f16(p, x);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+// The depthwise kernel as inventory entries: one channel per group on both sides
+// (icg == ocg == 1), the channels of g groups on the vector lanes (contiguous in NXC).
+//
+//   fwd, bwd_data: a register tile of `ur` output pixels along w times up to two channel
+//     vectors; per tap one weight vector per channel vector, one FMA per pixel and vector.
+//     Only the taps that land inside the input are visited: rows whose taps miss are skipped,
+//     pixel blocks whose every tap is inside run without checks, the few border blocks check
+//     each pixel. Padding is never multiplied as zero, so an Inf weight at a padded tap gives
+//     the reference's result. bwd_data runs one such line per stride phase along w.
+//   bwd_weights: per thread f32 partial weights [tap][channel], from the rows (n, d, h) of a
+//     static split, reduced in thread order: the bits depend only on the thread count.
+//
+// NXC tensors are read and written in place in their own type (bf16/f16 widened per vector,
+// outputs rounded once). Tensors whose channels are not contiguous (NCX) are copied to dense
+// channels-last f32 first, and the output copied back.
+#pragma once
+
+#include "core/conv_problem.hpp"
+#include "kernels/inventory.hpp"
+
+namespace convgrad::detail {
+
+/// Plain data shared by the per-ISA translation units (see direct_plan.hpp).
+struct dw_plan {
+    conv_problem p;
+    int vlen = 1;
+    int ur = 1;          // output pixels along w per register tile (fwd, bwd_data)
+    bool native = true;  // data tensors used in place in their own type (channels contiguous)
+    int nthr = 1;
+};
+
+using dw_run_fn = void (*)(const dw_plan &, const conv_args &);
+
+/// Empty when the depthwise kernel computes the problem; else why not.
+std::string dw_why_not(const conv_problem &p);
+
+std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run);
+
+}  // namespace convgrad::detail

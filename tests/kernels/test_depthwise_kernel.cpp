@@ -1,0 +1,195 @@
+// The depthwise kernel (kernels/dw_kernels.hpp) on the edges its tiles must get right, against
+// the reference, exactly (small-integer data), for every op of every geometry: channel tails
+// (1, 15, 16, 17, 33 channels against 8- and 16-lane vectors), rows shorter and longer than
+// the register tile, a kernel larger than the input, strides 1-3, dilation, asymmetric
+// padding, 1-D and 3-D, bias, NCX and padded strides, bf16/f16, 1-3 threads on problems big
+// enough to be split. Plus an Inf weight whose tap lands in the padding for some outputs: the
+// reference skips padded taps, so those outputs stay finite (Inf * 0 would make them NaN).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "core/resolve.hpp"
+#include "kernels/dw_kernels.hpp"
+#include "util/kernel_check.hpp"
+
+namespace convgrad {
+namespace {
+
+using testing::tensor_buffer;
+
+struct dw_geometry {
+    const char *what;
+    dim_t g, mb;
+    dims big, k, s, pb, pe, dl;  // dl: 1 = dense
+    bool ncx, padded_strides;
+    data_type dt;
+};
+
+// clang-format off
+const dw_geometry geometries[] = {
+    {"1 channel", 1, 2, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"15 channels, long rows", 15, 1, {6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"16 channels, stride 2", 16, 2, {5, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"17 channels, stride 3, asymmetric pads", 17, 1, {9, 30}, {3, 3}, {3, 3}, {1, 2}, {0, 1}, {1, 1}, false, false, data_type::f32},
+    {"33 channels, dilation 2", 33, 1, {8, 27}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, false, data_type::f32},
+    {"kernel larger than the input", 33, 2, {3, 4}, {5, 5}, {1, 1}, {3, 2}, {3, 3}, {1, 1}, false, false, data_type::f32},
+    {"rows shorter than the tile", 24, 2, {4, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"x2 upsampler 4x4 s2", 24, 1, {10, 12}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"1-D long kernel", 9, 2, {40}, {9}, {1}, {4}, {5}, {1}, false, false, data_type::f32},
+    {"1-D stride 2 bf16", 20, 2, {50}, {7}, {2}, {3}, {2}, {1}, false, false, data_type::bf16},
+    {"3-D", 17, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, false, data_type::f32},
+    {"3-D f16 dilated", 18, 1, {5, 6, 9}, {2, 3, 3}, {1, 1, 2}, {0, 2, 1}, {1, 1, 2}, {1, 2, 2}, false, false, data_type::f16},
+    {"NCX", 19, 2, {7, 8}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX bf16", 5, 1, {6, 13}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16},
+    {"padded strides bf16, tail", 33, 1, {7, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, true, data_type::bf16},
+    {"padded strides f16, tail", 17, 2, {6, 21}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, false, true, data_type::f16},
+    // Over a million multiply-adds: the work is split over the threads (1, 2, 3 by position).
+    {"threaded 3x3", 33, 4, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
+    {"threaded stride 2 bf16", 40, 6, {36, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16},
+    {"threaded upsampler f16", 17, 4, {34, 34}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f16},
+};
+const op_kind kinds[] = {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights,
+                         op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
+// clang-format on
+
+// Strides of `shape` (row-major) with every axis padded by one element.
+dims padded(const dims &shape) {
+    dims st(shape.size());
+    dim_t acc = 1;
+    for (size_t i = shape.size(); i-- > 0;) st[i] = acc, acc *= shape[i] + 1;
+    return st;
+}
+
+op make_op(const dw_geometry &c, op_kind kind, bool bias) {
+    const bool ct = is_conv_transpose_family(kind);
+    const size_t S = c.big.size();
+    dims small, op_pad;
+    for (size_t j = 0; j < S; ++j) {
+        const dim_t ke = (c.k[j] - 1) * c.dl[j] + 1, span = c.big[j] + c.pb[j] + c.pe[j] - ke;
+        small.push_back(span / c.s[j] + 1);
+        op_pad.push_back(span % c.s[j]);
+    }
+    auto data = [&](const dims &sp) {
+        dims d{c.mb};
+        if (c.ncx) d.push_back(c.g);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (!c.ncx) d.push_back(c.g);
+        return d;
+    };
+    dims w{c.g, 1};
+    w.insert(w.end(), c.k.begin(), c.k.end());
+    op o(0, kind, c.what);
+    o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pb);
+    o.set_attr("pads_end", c.pe).set_attr("groups", c.g);
+    o.set_attr("data_format", std::string(c.ncx ? "NCX" : "NXC"));
+    o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
+    if (kind == op_kind::ConvolutionBackwardWeights ||
+        kind == op_kind::ConvTransposeBackwardWeights)
+        o.set_attr("weights_shape", w);
+    testing::conv_shapes sh{data(c.big), data(small), w, op_pad, c.g, c.g};
+    testing::add_conv_tensors(o, kind, sh, bias, c.dt, [&](size_t id, const dims &shape) {
+        return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
+                                : logical_tensor(id, c.dt, shape);
+    });
+    return o;
+}
+
+// Every geometry under every op; the forward ops (Convolution, ConvTranspose) with a bias.
+const std::vector<testing::swept_case> &edge_cases() {
+    static const std::vector<testing::swept_case> all = [] {
+        size_t next = 0;
+        auto make = [&](std::mt19937_64 &) {
+            const dw_geometry &c = geometries[next / std::size(kinds)];
+            const op_kind kind = kinds[next % std::size(kinds)];
+            ++next;
+            const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
+            return std::pair<op, std::string>(make_op(c, kind, bias),
+                                              std::string(c.what) + " " + to_string(kind));
+        };
+        const int n = int(std::size(geometries) * std::size(kinds));
+        return testing::reference_sweep(
+            23, n, make, [](int iter) { return 1 + (iter / int(std::size(kinds))) % 3; });
+    }();
+    return all;
+}
+
+std::vector<const detail::impl_desc *> dw_rows() {
+    std::vector<const detail::impl_desc *> rows;
+    for (const detail::impl_desc &r : detail::kernel_inventory())
+        if (std::strncmp(r.name, "depthwise:", 10) == 0) rows.push_back(&r);
+    return rows;
+}
+
+TEST(Depthwise, EdgeCasesEqualTheReference) {
+    const auto rows = dw_rows();
+    ASSERT_FALSE(rows.empty());
+    int ran = 0;
+    for (const detail::impl_desc *row : rows) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        for (const testing::swept_case &c : edge_cases())
+            EXPECT_EQ(row->cannot(c.r.prob), "") << row->name << " " << c.text;
+        EXPECT_EQ(testing::check_row(*row, m.create, edge_cases()), int(edge_cases().size()));
+        ++ran;
+    }
+    if (ran == 0) GTEST_SKIP() << "no depthwise row runs on this CPU (or under CONVGRAD_MAX_ISA)";
+}
+
+// Weight tap (0, 0) of every channel is +Inf. With pads 1, it reads the padding for the first
+// output row and column and real (non-zero) inputs elsewhere: the reference gives finite values
+// there and +-Inf elsewhere, never NaN.
+TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
+    const dw_geometry c{"Inf weight", 17,     1,      {6, 20}, {3, 3}, {1, 1},
+                        {1, 1},       {1, 1}, {1, 1}, false,   false,  data_type::f32};
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
+        const op o = make_op(c, kind, false);
+        const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+        std::vector<tensor_buffer> in;
+        std::mt19937_64 rng(3);
+        for (size_t i = 0; i < r.inputs.size(); ++i) {
+            in.emplace_back(r.inputs[i]);
+            std::vector<double> v(in.back().values().size());
+            for (double &x : v) x = double(1 + rng() % 3);  // non-zero: Inf * x is never NaN
+            if (int(i) == r.wei_input)
+                for (dim_t ch = 0; ch < c.g; ++ch)
+                    v[size_t(ch * 9)] = std::numeric_limits<double>::infinity();
+            in.back().fill_values(v);
+        }
+        tensor_buffer want(r.outputs[0]);
+        testing::run_poisoned(r, detail::reference_impl().create, in, want);
+        const std::vector<double> ref = want.values();
+        size_t finite = 0;
+        for (double x : ref) {
+            ASSERT_FALSE(std::isnan(x));
+            finite += std::isfinite(x);
+        }
+        ASSERT_GT(finite, 0u);
+        ASSERT_LT(finite, ref.size());
+        for (const detail::impl_desc *row : dw_rows()) {
+            const testing::row_mode m = testing::how_to_run(*row);
+            if (!m.create) continue;
+            tensor_buffer got(r.outputs[0]);
+            testing::run_poisoned(r, m.create, in, got);
+            EXPECT_EQ(got.values(), ref) << row->name << " " << to_string(kind);
+        }
+    }
+}
+
+TEST(Depthwise, DeclinesWithReasons) {
+    const op o = make_op(geometries[1], op_kind::Convolution, false);
+    detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    EXPECT_EQ(detail::dw_why_not(p), "");
+    p.ocg = 2;  // a channel multiplier of 2
+    EXPECT_NE(detail::dw_why_not(p).find("not depthwise"), std::string::npos);
+    p.ocg = 1;
+    p.icg = 3;
+    EXPECT_NE(detail::dw_why_not(p).find("not depthwise"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convgrad
