@@ -41,6 +41,8 @@ struct vt {
         _mm_store_ps(t, v);
         for (int i = 0; i < n && i < 4; ++i) p[i] = t[i];
     }
+    // r[i] lane j <-> r[j] lane i: the 4 x 4 block transpose of the NCX packers.
+    static inline void transpose(V r[4]) { _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]); }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) { widen_scalar(dt, x, y, n); }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }
