@@ -258,9 +258,10 @@ TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
                         }
                         const user_buffer untouched(dt, 1);
                         for (dim_t i = 0; i < size; ++i)
-                            if (!used[size_t(i)])
+                            if (!used[size_t(i)]) {
                                 ASSERT_EQ(back.get(i), untouched.get(0))
                                     << s->name << " unpack wrote a gap at " << i;
+                            }
                     }
     }
 }
