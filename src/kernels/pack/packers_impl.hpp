@@ -170,6 +170,47 @@ static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *
     });
 }
 
+// ------------------------------------------------------------------ W x W block transposes --
+// Between nruns <= W runs of len <= W contiguous user elements (run i at offs[i]) and an f32
+// matrix m whose row j holds element j of every run (m[j*ldm + i]): the GEMM operands whose
+// contiguous axis is the one the microkernel does not want on its lanes (NCX pixels).
+
+static inline void runs_to_rows(data_type dt, const void *base, const dim_t *offs, int nruns,
+                                int len, float *m, dim_t ldm) {
+    alignas(64) float buf[W];
+    const mask_t ml = vt::mask(len), mr = vt::mask(nruns);
+    V r[W];
+    for (int i = 0; i < W; ++i) {
+        if (i >= nruns) {
+            r[i] = vt::zero();
+        } else if (dt == data_type::f32) {
+            r[i] = vt::load_mask(static_cast<const float *>(base) + offs[i], ml);
+        } else {
+            vt::widen(dt, static_cast<const uint16_t *>(base) + offs[i], buf, len);
+            r[i] = vt::load_mask(buf, ml);
+        }
+    }
+    vt::transpose(r);
+    for (int j = 0; j < len; ++j) vt::store_mask(m + j * ldm, r[j], mr);
+}
+
+static inline void rows_to_runs(data_type dt, const float *m, dim_t ldm, int nruns, int len,
+                                void *base, const dim_t *offs) {
+    alignas(64) float buf[W];
+    const mask_t ml = vt::mask(len), mr = vt::mask(nruns);
+    V r[W];
+    for (int j = 0; j < W; ++j) r[j] = j < len ? vt::load_mask(m + j * ldm, mr) : vt::zero();
+    vt::transpose(r);
+    for (int i = 0; i < nruns; ++i) {
+        if (dt == data_type::f32) {
+            vt::store_mask(static_cast<float *>(base) + offs[i], r[i], ml);
+        } else {
+            vt::store(buf, r[i]);
+            vt::narrow(dt, buf, static_cast<uint16_t *>(base) + offs[i], len);
+        }
+    }
+}
+
 // -------------------------------------------------------------------------------- f32 panel --
 
 static void pack_f32_panel(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, float *out) {
