@@ -1,7 +1,8 @@
-// NCX tensors in the direct kernel: the batch streamed in chunks of images (plan
-// images_per_chunk), each chunk's NCX operands block-transposed into channels-last scratch and
-// its output written back before the next chunk. For every direction, f32/bf16/f16, groups,
-// 1-D/2-D/3-D, odd strides, dilation and the flattened-width stem path, the results must be
+// NCX tensors in the direct kernel (and the grouped lane-per-channel one): the batch streamed in
+// chunks of images (plan images_per_chunk), each chunk's NCX operands block-transposed into
+// channels-last scratch and its output written back before the next chunk. For every direction,
+// f32/bf16/f16, groups, 1-D/2-D/3-D, odd strides, dilation and the flattened-width stem path, the
+// results must be
 //   - bit-identical between NCX, NXC, NCX with gaps after rows and NCX with strided w (real
 //     values, so a different summation order would show), whatever the chunking and at 1-3
 //     threads, and
@@ -22,10 +23,12 @@ void run_direct(const direct_plan &pl, const conv_args &args);
 }
 namespace avx2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
-}
+void run_grouped(const direct_plan &pl, const conv_args &args);
+}  // namespace avx2
 namespace avx512 {
 void run_direct(const direct_plan &pl, const conv_args &args);
-}
+void run_grouped(const direct_plan &pl, const conv_args &args);
+}  // namespace avx512
 }  // namespace convgrad::detail
 
 namespace convgrad {
@@ -38,11 +41,13 @@ struct direct_unit {
     detail::cpu_isa isa;
     int vlen, nregs;
     void (*run)(const detail::direct_plan &, const detail::conv_args &);
+    void (*run_grouped)(const detail::direct_plan &, const detail::conv_args &);  // or null
 };
 const direct_unit units[] = {
-    {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct},
-    {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct},
-    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct}};
+    {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct,
+     detail::avx512::run_grouped},
+    {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct, detail::avx2::run_grouped},
+    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct, nullptr}};
 
 struct stream_case {
     const char *what;
@@ -50,6 +55,7 @@ struct stream_case {
     dim_t g, icg, ocg;
     dims big, k, s, dl, pad;
     data_type dt;
+    bool grouped = false;  // the lane-per-channel kernel (channels per group dividing 8)
 };
 
 // Batch 3 everywhere: chunks of 1 and 2 images both split it unevenly.
@@ -164,6 +170,54 @@ const stream_case cases[] = {
      {1, 1, 1},
      {1, 1, 1},
      data_type::bf16},
+    {"grouped depthwise fwd",
+     op_kind::Convolution,
+     24,
+     1,
+     1,
+     {9, 10},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::f32,
+     true},
+    {"grouped cg 2 bwd_data stride 2 bf16",
+     op_kind::ConvolutionBackwardData,
+     12,
+     2,
+     2,
+     {11, 9},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::bf16,
+     true},
+    {"grouped depthwise ConvTranspose",
+     op_kind::ConvTranspose,
+     20,
+     1,
+     1,
+     {12, 10},
+     {4, 4},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::f32,
+     true},
+    {"grouped cg 4 bwd_weights f16",
+     op_kind::ConvolutionBackwardWeights,
+     6,
+     4,
+     4,
+     {8, 9},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::f16,
+     true},
 };
 
 enum class layout { nxc, ncx, ncx_row_gaps, ncx_strided_w };
@@ -240,7 +294,8 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 }
 
 // Runs one ISA's direct kernel with its plan's threads and (chunk > 0) images per chunk set.
-std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk) {
+std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
+                               bool grouped) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
     pl.nthr = nthr;
     if (chunk > 0) pl.images_per_chunk = chunk;
@@ -253,7 +308,7 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     a.wei = ptr(pr.r.wei_input);
     a.bias = ptr(pr.r.bias_input);
     a.out = out.data();
-    u.run(pl, a);
+    (grouped ? u.run_grouped : u.run)(pl, a);
     return out.values();
 }
 
@@ -263,8 +318,9 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
         for (const direct_unit &u : units) {
             if (!detail::isa_available(u.isa)) continue;
             for (const stream_case &c : cases) {
+                if (c.grouped && !u.run_grouped) continue;
                 prepared nxc = prepare(c, layout::nxc, false);
-                const std::vector<double> want = run_direct(u, nxc, nthr, 0);
+                const std::vector<double> want = run_direct(u, nxc, nthr, 0, c.grouped);
                 // Every chunking of dense NCX; one each for the other layouts (fast enough for the
                 // sanitizer runs).
                 const std::pair<layout, dim_t> runs_of[] = {{layout::ncx, 0},
@@ -274,7 +330,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                                             {layout::ncx_strided_w, 2}};
                 for (const auto &[l, chunk] : runs_of) {
                     prepared pr = prepare(c, l, false);
-                    const std::vector<double> got = run_direct(u, pr, nthr, chunk);
+                    const std::vector<double> got = run_direct(u, pr, nthr, chunk, c.grouped);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
@@ -294,11 +350,12 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
         if (!detail::isa_available(u.isa)) continue;
         for (const stream_case &c : cases)
             for (layout l : {layout::ncx, layout::ncx_strided_w}) {
+                if (c.grouped && !u.run_grouped) continue;
                 prepared pr = prepare(c, l, true);
                 tensor_buffer ref(pr.r.outputs[0]);
                 testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
                 const std::vector<double> want = ref.values();
-                const std::vector<double> got = run_direct(u, pr, 2, 1);
+                const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped);
                 for (size_t i = 0; i < got.size(); ++i)
                     ASSERT_EQ(got[i], want[i])
                         << u.name << " " << c.what << " " << layout_names[int(l)] << " at " << i;

@@ -272,25 +272,34 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t C = p.g * CG, nblocks = div_up(C, W);
-    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
-    const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C, p.i, !src_out);
-    const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out);
-    const fview &src = src_op.v, &dst = dst_op.v;
     if (p.dir == conv_direction::bwd_weights) {
-        grouped_bwd_weights<CG>(pl, src, dst, args.out, nblocks);
+        const data_operand src_op(p, nthr, pl.src_direct, args.src, p.src, C, p.i, true);
+        const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, C, p.o, true);
+        grouped_bwd_weights<CG>(pl, src_op.v, dst_op.v, args.out, nblocks);
         return;
     }
+    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
     scratch w(nblocks * p.ksp() * CG * W);
     grouped_pack_weights(p, nthr, args.wei, src_out, CG, nblocks, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;
-    if (dst_out) {
-        grouped_fwd<CG>(pl, src, dst, w.p, bp, nblocks);
-        dst_op.store(nthr);
-    } else {
-        grouped_bwd_data<CG>(pl, src, dst, w.p, bp, nblocks);
-        src_op.store(nthr);
+    // Like the direct kernel: copied operands are streamed in chunks of images. Every output
+    // row is computed on its own, so the chunking does not change any result.
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+        const direct_plan plc = chunk_plan(pl, n0);
+        const dim_t nb = plc.p.mb;
+        const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C,
+                                  p.i, !src_out, n0, nb);
+        const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C,
+                                  p.o, !dst_out, n0, nb);
+        if (dst_out) {
+            grouped_fwd<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            dst_op.store(nthr);
+        } else {
+            grouped_bwd_data<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            src_op.store(nthr);
+        }
     }
 }
 
