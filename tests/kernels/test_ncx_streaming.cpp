@@ -1,6 +1,7 @@
 // NCX tensors in the direct kernel (and the grouped lane-per-channel one): the batch streamed in
 // chunks of images (plan images_per_chunk), each chunk's NCX operands block-transposed into
-// channels-last scratch and its output written back before the next chunk. For every direction,
+// channels-last scratch and its output written back before the next chunk; bwd_weights converts
+// each thread's chunk of rows (plan rows_per_chunk) inside the schedule. For every direction,
 // f32/bf16/f16, groups, 1-D/2-D/3-D, odd strides, dilation and the flattened-width stem path, the
 // results must be
 //   - bit-identical between NCX, NXC, NCX with gaps after rows and NCX with strided w (real
@@ -298,7 +299,9 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
                                bool grouped) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
     pl.nthr = nthr;
-    if (chunk > 0) pl.images_per_chunk = chunk;
+    // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
+    // thread at a time: in both the order of every sum stays the same.
+    if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
     detail::conv_args a;

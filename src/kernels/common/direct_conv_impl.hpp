@@ -250,9 +250,11 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
 static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const data_operand src_op(p, nthr, pl.src_direct, args.src, p.src, p.ic(), p.i, true);
-    const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true);
-    const fview &src = src_op.v, &dst = dst_op.v;
+    // Copied operands are converted per chunk of rows inside the schedule (row_source).
+    const row_source src{
+        pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, p.ic(), p.i};
+    const row_source dst{
+        pl.dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, p.oc(), p.o};
 
     const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
     const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums

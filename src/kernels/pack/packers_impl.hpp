@@ -112,6 +112,47 @@ static void transpose_ncx(data_type dt, bool to_dense, dim_t mb, int nthr, void 
     });
 }
 
+// One row of w pixels at user offset `base` into dense channels-last f32 (channels contiguous,
+// or neither channels nor pixels: the NCX rows go through transpose_run_block).
+static void pack_row_channels_last(data_type dt, const void *user, const data_layout &l, dim_t C,
+                                   dim_t w_count, dim_t base, float *o) {
+    if (dt == data_type::f32 && l.c == 1) {
+        for (dim_t w = 0; w < w_count; ++w)
+            std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
+                        size_t(C) * sizeof(float));
+    } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
+        for (dim_t w = 0; w < w_count; ++w)
+            vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
+    } else {  // neither channels nor pixels contiguous: element by element
+        for (dim_t w = 0; w < w_count; ++w)
+            for (dim_t c = 0; c < C; ++c)
+                o[w * C + c] = load_elem(dt, user, base + w * l.sp[2] + c * l.c);
+    }
+}
+
+// Rows [a, b) (flattened n, d, h) of a user data tensor into dense channels-last f32, on the
+// calling thread: the per-chunk conversion of the bwd_weights schedule. In dense NCX images the
+// rows of one image are one run of pixels (7x7 rows fill vectors too).
+static void pack_rows_channels_last(data_type dt, const void *user, const data_layout &l, dim_t C,
+                                    const dim_t *sp, dim_t a, dim_t b, float *out) {
+    const ncx_runs runs = ncx_runs_of(l, sp);
+    const dim_t per_image = sp[0] * sp[1];
+    for (dim_t r = a; r < b;) {
+        const dim_t n = r / per_image, rin = r % per_image;
+        const dim_t base = n * l.n + (rin / sp[1]) * l.sp[0] + (rin % sp[1]) * l.sp[1];
+        float *o = out + (r - a) * sp[2] * C;
+        const dim_t nrows = runs.ok && runs.count == 1 ? imin(b, (n + 1) * per_image) - r : 1;
+        if (runs.ok) {
+            for (dim_t c0 = 0; c0 < C; c0 += W)
+                transpose_run_block(dt, true, const_cast<void *>(user), base, l.c, o, C, c0,
+                                    nrows * sp[2]);
+        } else {
+            pack_row_channels_last(dt, user, l, C, sp[2], base, o);
+        }
+        r += nrows;
+    }
+}
+
 // Copies a user data tensor (any strides, any float type) into dense channels-last f32.
 static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *user,
                                const data_layout &l, dim_t C, const dim_t *sp, float *out) {
@@ -124,21 +165,8 @@ static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *use
         split(rows, nt, ithr, s, e);
         for (dim_t r = s; r < e; ++r) {
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            float *o = out + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (dt == data_type::f32 && l.c == 1) {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
-                                size_t(C) * sizeof(float));
-            } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2],
-                              o + w * C, C);
-            } else {  // neither channels nor pixels contiguous: element by element
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    for (dim_t c = 0; c < C; ++c)
-                        o[w * C + c] = load_elem(dt, user, base + w * l.sp[2] + c * l.c);
-            }
+            pack_row_channels_last(dt, user, l, C, sp[2], n * l.n + d * l.sp[0] + h * l.sp[1],
+                                   out + r * sp[2] * C);
         }
     });
 }

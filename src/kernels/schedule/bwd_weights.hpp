@@ -8,9 +8,52 @@
 //     for each block of oc vectors, each tile of ic rows:
 //       C[ic x oc] of (g, t) += sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
 
+// The rows (n, d, h) of a data tensor as the schedule reads them: in the user's memory (f32
+// with contiguous channels), or converted chunk by chunk into the thread's scratch (NCX,
+// bf16/f16), so that no whole-tensor copy exists and the converted rows are read from cache.
+// The scratch rows are dense channels-last, like the user's NXC rows, so the microkernel runs
+// the same calls on the same values either way (bit-identical results).
+struct row_source {
+    bool direct;
+    fview v;  // direct: the user's tensor
+    const void *user;
+    const data_layout *l;
+    data_type dt;
+    dim_t C;
+    const dim_t *sp;
+    float *buf = nullptr;  // converted rows [lo, ...) of the current chunk
+    dim_t lo = 0;
+    dim_t pixel_stride() const { return direct ? v.w : C; }
+    const float *row(dim_t n, dim_t d, dim_t h) const {
+        if (direct) return v.at(n, d, h, 0);
+        return buf + ((n * sp[0] + d) * sp[1] + h - lo) * sp[2] * C;
+    }
+    void convert(dim_t a, dim_t b) {
+        lo = a;
+        if (!direct && b > a) pack_rows_channels_last(dt, user, *l, C, sp, a, b, buf);
+    }
+};
+
+// The src rows (flattened n, id, ih) the diff_dst rows [c, ce) read through any tap: [a, b).
+static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_t &b) {
+    a = p.mb * p.i[0] * p.i[1], b = 0;
+    for (dim_t row = c; row < ce; ++row) {
+        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                const dim_t r = (n * p.i[0] + id) * p.i[1] + ih;
+                a = imin(a, r), b = imax(b, r + 1);
+            }
+    }
+    if (b <= a) a = b = 0;
+}
+
 // partials: nthr x part floats, [g][tap][icg][ldn] per thread.
-static void bwd_weights_partials(const direct_plan &pl, const fview &src, const fview &dst,
-                                 dim_t ldn, dim_t part, float *partials) {
+static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
+                                 const row_source &dst0, dim_t ldn, dim_t part, float *partials) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t ksp = p.ksp();
@@ -25,6 +68,18 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        row_source src = src0, dst = dst0;
+        dim_t src_rows = 0;  // the most src rows one of this thread's chunks reads
+        if (!src.direct)
+            for (dim_t c = r0; c < r1; c += chunk) {
+                dim_t a, b;
+                src_rows_of(p, c, imin(c + chunk, r1), a, b);
+                src_rows = imax(src_rows, b - a);
+            }
+        scratch src_buf(src.direct ? 0 : src_rows * p.i[2] * p.ic());
+        scratch dst_buf(dst.direct ? 0 : nptr * p.o[2] * p.oc());
+        src.buf = src_buf.p;
+        dst.buf = dst_buf.p;
         scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
         const float **A = reinterpret_cast<const float **>(ptrs.p);
         const float **B = A + nptr;
@@ -34,11 +89,17 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
         a.A = Arows;
         a.B = B;
         a.C = C;
-        a.aks = p.s[2] * src.w;
-        a.ldb = dst.w;
+        a.aks = p.s[2] * src.pixel_stride();
+        a.ldb = dst.pixel_stride();
         a.init = ukernel_init::accumulate;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
+            dst.convert(c, ce);
+            if (!src.direct) {
+                dim_t sa, sb;
+                src_rows_of(p, c, ce, sa, sb);
+                src.convert(sa, sb);
+            }
             for (dim_t g = 0; g < p.g; ++g)
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
@@ -54,8 +115,9 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
                         const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
                         const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
                         if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                        A[nbat] = src.at(n, id, ih, lo * p.s[2] + off) + g * p.icg;
-                        B[nbat++] = dst.at(n, od, oh, lo) + g * p.ocg;
+                        A[nbat] = src.row(n, id, ih) + (lo * p.s[2] + off) * src.pixel_stride() +
+                                  g * p.icg;
+                        B[nbat++] = dst.row(n, od, oh) + lo * dst.pixel_stride() + g * p.ocg;
                     }
                     if (nbat == 0) continue;
                     a.K = hi - lo;
