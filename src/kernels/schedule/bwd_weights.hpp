@@ -51,6 +51,39 @@ static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_
     if (b <= a) a = b = 0;
 }
 
+// One thread's scratch for converting its rows [r0, r1) of diff_dst, in chunks of `chunk`, and
+// the src rows they read; attached to the thread's copies of the row sources.
+struct row_buffers {
+    scratch s, d;
+    static dim_t src_floats(const conv_problem &p, const row_source &src, dim_t r0, dim_t r1,
+                            dim_t chunk) {
+        dim_t most = 0;  // the most src rows one chunk reads
+        if (!src.direct)
+            for (dim_t c = r0; c < r1; c += chunk) {
+                dim_t a, b;
+                src_rows_of(p, c, imin(c + chunk, r1), a, b);
+                most = imax(most, b - a);
+            }
+        return most * p.i[2] * p.ic();
+    }
+    row_buffers(const conv_problem &p, row_source &src, row_source &dst, dim_t r0, dim_t r1,
+                dim_t chunk)
+        : s(src_floats(p, src, r0, r1, chunk)),
+          d(dst.direct ? 0 : imax(1, imin(chunk, r1 - r0)) * p.o[2] * p.oc()) {
+        src.buf = s.p;
+        dst.buf = d.p;
+    }
+    // Converts the diff_dst rows [c, ce) and the src rows they read.
+    static void convert(const conv_problem &p, row_source &src, row_source &dst, dim_t c,
+                        dim_t ce) {
+        dst.convert(c, ce);
+        if (src.direct) return;
+        dim_t a, b;
+        src_rows_of(p, c, ce, a, b);
+        src.convert(a, b);
+    }
+};
+
 // partials: nthr x part floats, [g][tap][icg][ldn] per thread.
 static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
                                  const row_source &dst0, dim_t ldn, dim_t part, float *partials) {
@@ -69,17 +102,7 @@ static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
         split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
         row_source src = src0, dst = dst0;
-        dim_t src_rows = 0;  // the most src rows one of this thread's chunks reads
-        if (!src.direct)
-            for (dim_t c = r0; c < r1; c += chunk) {
-                dim_t a, b;
-                src_rows_of(p, c, imin(c + chunk, r1), a, b);
-                src_rows = imax(src_rows, b - a);
-            }
-        scratch src_buf(src.direct ? 0 : src_rows * p.i[2] * p.ic());
-        scratch dst_buf(dst.direct ? 0 : nptr * p.o[2] * p.oc());
-        src.buf = src_buf.p;
-        dst.buf = dst_buf.p;
+        const row_buffers bufs(p, src, dst, r0, r1, chunk);
         scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
         const float **A = reinterpret_cast<const float **>(ptrs.p);
         const float **B = A + nptr;
@@ -94,12 +117,7 @@ static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
         a.init = ukernel_init::accumulate;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
-            dst.convert(c, ce);
-            if (!src.direct) {
-                dim_t sa, sb;
-                src_rows_of(p, c, ce, sa, sb);
-                src.convert(sa, sb);
-            }
+            row_buffers::convert(p, src, dst, c, ce);
             for (dim_t g = 0; g < p.g; ++g)
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
