@@ -63,8 +63,49 @@ static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
 
 // Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
 // n = ocg; for bwd_data (transposed) k = ocg, n = icg.
+// OIX/IOX weights (PyTorch's) keep the taps, then K, contiguous: per group, each n has one run
+// of K*ksp elements (k, tap). Blocks of W runs are transposed in registers and each row (k, tap)
+// goes to its tap's panel, instead of a strided element-by-element copy per panel.
+static bool k_and_taps_contiguous(const conv_problem &p, bool transposed) {
+    const weights_layout &l = p.wei;
+    const dim_t ks = transposed ? l.oc : l.ic, K = transposed ? p.ocg : p.icg;
+    return (p.k[2] == 1 || l.sp[2] == 1) && (p.k[1] == 1 || l.sp[1] == p.k[2]) &&
+           (p.k[0] == 1 || l.sp[0] == p.k[1] * p.k[2]) && (K == 1 || ks == p.ksp());
+}
+
+static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *user, bool transposed,
+                                 dim_t ldn, float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
+    const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
+    parallel(nthr, [&](int ithr, int nt) {
+        alignas(64) float tile[W * W];
+        dim_t offs[W];
+        dim_t s, e;
+        split(p.g * nblocks, nt, ithr, s, e);
+        for (dim_t gb = s; gb < e; ++gb) {
+            const dim_t g = gb / nblocks, n0 = (gb % nblocks) * W;
+            const int nn = int(imin(W, N - n0));
+            std::memset(tile, 0, sizeof tile);  // lanes nn..W stay zero: the panels' padding
+            for (int i = 0; i < nn; ++i) offs[i] = g * p.ocg * l.oc + (n0 + i) * ns;
+            for (dim_t j0 = 0; j0 < run; j0 += W) {
+                const int jn = int(imin(W, run - j0));
+                runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
+                for (int i = 0; i < nn; ++i) offs[i] += W;
+                for (int jj = 0; jj < jn; ++jj) {
+                    const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
+                    std::memcpy(out + ((g * ksp + t) * K + k) * ldn + n0, tile + jj * W,
+                                sizeof(float) * W);
+                }
+            }
+        }
+    });
+}
+
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                          dim_t ldn, float *out) {
+    if (k_and_taps_contiguous(p, transposed))
+        return pack_weights_by_runs(p, nthr, user, transposed, ldn, out);
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     parallel(nthr, [&](int ithr, int nt) {
