@@ -34,6 +34,7 @@ struct vt {
     }
     static inline V bcast(const float *p) { return _mm_set1_ps(*p); }
     static inline V fma(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+    static inline V add(V a, V b) { return _mm_add_ps(a, b); }
     static inline void store(float *p, V v) { _mm_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t n) {
         if (n >= 4) return _mm_storeu_ps(p, v);

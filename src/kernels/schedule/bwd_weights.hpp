@@ -164,11 +164,53 @@ static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
     });
 }
 
+// OIX/IOX weights (PyTorch's) keep the taps contiguous: the sums of W taps x W output channels
+// are written by a block transpose as W runs of taps, not element by element across the
+// weights. The per-element sums are the same (from 0, threads in order), so the bits are too.
+static bool weight_taps_contiguous(const conv_problem &p) {
+    const weights_layout &l = p.wei;
+    return p.ksp() > 1 && (p.k[2] == 1 || l.sp[2] == 1) && (p.k[1] == 1 || l.sp[1] == p.k[2]) &&
+           (p.k[0] == 1 || l.sp[0] == p.k[1] * p.k[2]);
+}
+
+static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *partials, dim_t part,
+                                           dim_t ldn, void *out) {
+    const conv_problem &p = pl.p;
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), nob = div_up(p.ocg, W);
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        alignas(64) float tile[W * W];
+        dim_t offs[W];
+        dim_t s, e;
+        split(p.g * p.icg * nob, nt, ithr, s, e);
+        for (dim_t u = s; u < e; ++u) {
+            const dim_t g = u / (p.icg * nob), icl = (u / nob) % p.icg, oc0 = (u % nob) * W;
+            const int nn = int(imin(W, p.ocg - oc0));
+            const mask_t mk = vt::mask(nn);
+            for (dim_t t0 = 0; t0 < ksp; t0 += W) {
+                const int tn = int(imin(W, ksp - t0));
+                for (int j = 0; j < tn; ++j) {
+                    const float *x = partials + ((g * ksp + t0 + j) * p.icg + icl) * ldn + oc0;
+                    V sum = vt::zero();
+                    for (int q = 0; q < nt; ++q)
+                        sum = vt::add(sum, vt::load_mask(x + q * part, mk));
+                    vt::store(tile + j * W, sum);
+                }
+                for (int i = 0; i < nn; ++i)
+                    offs[i] = (g * p.ocg + oc0 + i) * l.oc + icl * l.ic + t0;
+                rows_to_runs(p.dt, tile, W, nn, tn, out, offs);
+            }
+        }
+    });
+}
+
 // Sums the threads' partials in thread order into the user's weights (rounded once).
 static void reduce_weight_partials(const direct_plan &pl, const float *partials, dim_t part,
                                    dim_t ldn, void *out) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
+    if (weight_taps_contiguous(p))
+        return reduce_weight_partials_by_taps(pl, partials, part, ldn, out);
     parallel(pl.nthr, [&](int ithr, int nt) {
         // Fixed-order reduction of the partial sums into the user's weights.
         const weights_layout &l = p.wei;
