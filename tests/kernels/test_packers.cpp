@@ -5,6 +5,7 @@
 // sources, with odd sizes.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -199,6 +200,96 @@ TEST(Packers, ChannelsLastCopiesNxcNcxAndPaddedTensorsBothWays) {
                             << s->name << " unpack at " << i;
                     }
                 }
+    }
+}
+
+// The block-transposing NCX path: channel and pixel counts around the vector widths (4, 8, 16)
+// so every tail of a W x W block is hit; dense images (one run per image), rows with gaps after
+// them (one run per row), width 1 (3-D layers with w = 1), and padding between channels that
+// unpack must leave alone.
+TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
+    std::mt19937_64 rng(4);
+    struct shape {
+        dim_t C, sp[3];
+    };
+    const shape shapes[] = {{1, {1, 1, 1}},  {3, {1, 7, 7}},   {16, {1, 4, 4}}, {17, {1, 1, 33}},
+                            {33, {2, 3, 5}}, {8, {1, 1, 16}},  {5, {3, 2, 1}},  {40, {1, 2, 9}},
+                            {4, {1, 1, 4}},  {19, {1, 3, 17}}, {64, {1, 1, 3}}};
+    for (const pack_set *s : all_packers) {
+        if (!isa_available(s->isa)) continue;
+        for (data_type dt : all_types)
+            for (const shape &sh : shapes)
+                for (int gaps = 0; gaps < 3; ++gaps)
+                    for (int nthr : {1, 3}) {
+                        const dim_t mb = 2, C = sh.C;
+                        const dim_t *sp = sh.sp;
+                        data_layout l;
+                        l.sp[2] = 1;
+                        // gaps 0: dense NCX; 1: 2 elements after every row; 3: 3 after every
+                        // channel plane (the image stays one run) and 1 after every image.
+                        l.sp[1] = sp[2] + (gaps == 1 ? 2 : 0);
+                        l.sp[0] = l.sp[1] * sp[1];
+                        l.c = l.sp[0] * sp[0] + (gaps == 2 ? 3 : 0);
+                        l.n = l.c * C + (gaps == 2 ? 1 : 0);
+                        const dim_t size = l.n * mb;
+                        user_buffer src(dt, size);
+                        std::vector<dim_t> offs;
+                        for (dim_t n = 0; n < mb; ++n)
+                            for (dim_t d = 0; d < sp[0]; ++d)
+                                for (dim_t h = 0; h < sp[1]; ++h)
+                                    for (dim_t w = 0; w < sp[2]; ++w)
+                                        for (dim_t c = 0; c < C; ++c) {
+                                            offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] +
+                                                           w * l.sp[2] + c * l.c);
+                                            src.set(offs.back(), representable(rng, dt));
+                                        }
+                        std::vector<float> dense(offs.size() + 1, 99.f);
+                        s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
+                        ASSERT_EQ(dense.back(), 99.f) << s->name << " wrote past the copy";
+                        user_buffer back(dt, size);
+                        s->unpack_channels_last(dt, mb, nthr, dense.data(), back.data(), l, C, sp);
+                        std::vector<bool> used(size_t(size), false);
+                        for (size_t i = 0; i < offs.size(); ++i) {
+                            used[size_t(offs[i])] = true;
+                            ASSERT_EQ(dense[i], src.get(offs[i]))
+                                << s->name << " C=" << C << " gaps=" << gaps << " at " << i;
+                            ASSERT_EQ(back.get(offs[i]), src.get(offs[i]))
+                                << s->name << " unpack C=" << C << " gaps=" << gaps << " at " << i;
+                        }
+                        const user_buffer untouched(dt, 1);
+                        for (dim_t i = 0; i < size; ++i)
+                            if (!used[size_t(i)]) {
+                                ASSERT_EQ(back.get(i), untouched.get(0))
+                                    << s->name << " unpack wrote a gap at " << i;
+                            }
+                    }
+    }
+}
+
+// The block transpose keeps every bit: NaN payloads, signed zeros, denormals and infinities of
+// f32 come back unchanged through NCX pack and unpack.
+TEST(Packers, ChannelsLastNcxKeepsEveryF32Bit) {
+    std::mt19937_64 rng(5);
+    const uint32_t specials[] = {0x7fc00001u, 0xffa00000u, 0x80000000u, 0x00000001u,
+                                 0x7f800000u, 0xff800000u, 0x807fffffu};
+    for (const pack_set *s : all_packers) {
+        if (!isa_available(s->isa)) continue;
+        const dim_t C = 21, sp[3] = {1, 3, 11}, S = 33;
+        data_layout l;
+        l.sp[2] = 1, l.sp[1] = sp[2], l.sp[0] = S, l.c = S, l.n = C * S;
+        std::vector<float> src(size_t(C * S));
+        for (size_t i = 0; i < src.size(); ++i) {
+            const uint32_t b = i % 3 == 0 ? specials[rng() % 7] : uint32_t(rng());
+            std::memcpy(&src[i], &b, 4);
+        }
+        std::vector<float> dense(src.size()), back(src.size());
+        s->pack_channels_last(data_type::f32, 1, 2, src.data(), l, C, sp, dense.data());
+        s->unpack_channels_last(data_type::f32, 1, 2, dense.data(), back.data(), l, C, sp);
+        ASSERT_EQ(std::memcmp(src.data(), back.data(), src.size() * 4), 0) << s->name;
+        for (dim_t p = 0; p < S; ++p)
+            for (dim_t c = 0; c < C; ++c)
+                ASSERT_EQ(std::memcmp(&dense[size_t(p * C + c)], &src[size_t(c * S + p)], 4), 0)
+                    << s->name << " pixel " << p << " channel " << c;
     }
 }
 

@@ -37,6 +37,25 @@ struct vt {
     static inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm256_maskstore_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+    // r[i] lane j <-> r[j] lane i: the 8 x 8 block transpose of the NCX packers.
+    static inline void transpose(V r[8]) {
+        V t[8], u[8];
+        for (int i = 0; i < 8; i += 2) {
+            t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+            t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+        }
+        // u[4q + j], 128-bit half L: rows 4q..4q+3 of column 4L + j.
+        for (int q = 0; q < 8; q += 4) {
+            u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
+            u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xEE);
+            u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+            u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+        }
+        for (int j = 0; j < 4; ++j) {
+            r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+            r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+        }
+    }
     using perm_t = __m256i;
     static inline perm_t perm_index(int cg, int i) {
         alignas(32) int idx[8];

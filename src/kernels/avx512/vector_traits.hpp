@@ -20,6 +20,31 @@ struct vt {
     static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+    // r[i] lane j <-> r[j] lane i: the 16 x 16 block transpose of the NCX packers.
+    static inline void transpose(V r[16]) {
+        V t[16], u[16];
+        for (int i = 0; i < 16; i += 2) {
+            t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+            t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+        }
+        // u[4q + j], 128-bit lane L: rows 4q..4q+3 of column 4L + j.
+        for (int q = 0; q < 16; q += 4) {
+            u[q] = _mm512_shuffle_ps(t[q], t[q + 2], 0x44);
+            u[q + 1] = _mm512_shuffle_ps(t[q], t[q + 2], 0xEE);
+            u[q + 2] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+            u[q + 3] = _mm512_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+        }
+        for (int j = 0; j < 4; ++j) {
+            const V x0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+            const V x1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+            const V y0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+            const V y1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+            r[j] = _mm512_shuffle_f32x4(x0, y0, 0x88);
+            r[8 + j] = _mm512_shuffle_f32x4(x0, y0, 0xDD);
+            r[4 + j] = _mm512_shuffle_f32x4(x1, y1, 0x88);
+            r[12 + j] = _mm512_shuffle_f32x4(x1, y1, 0xDD);
+        }
+    }
     using perm_t = __m512i;
     static inline perm_t perm_index(int cg, int i) {
         alignas(64) int idx[16];

@@ -15,34 +15,97 @@
 //   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
 //   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
 
-// A data tensor as the kernels see it: the user's memory when it is f32 with contiguous
-// channels, else a dense channels-last f32 copy, filled from the user's tensor when it is read
-// and written back (rounded once) by store() when it is the output.
+// Image n0 of a user tensor (strides may be negative: the C++ API accepts any).
+static const void *image_at(const void *user, const data_layout &l, data_type dt, dim_t n0) {
+    const std::ptrdiff_t bytes = dt == data_type::f32 ? 4 : 2;
+    return static_cast<const char *>(user) + std::ptrdiff_t(n0 * l.n) * bytes;
+}
+
+// Images [n0, n0 + nb) of a data tensor as the kernels see them: the user's memory when it is
+// f32 with contiguous channels, else a dense channels-last f32 copy of those images, filled from
+// the user's tensor when it is read and written back (rounded once) by store() when it is the
+// output. nb < 0: the whole batch.
 struct data_operand {
     const conv_problem &p;
     bool direct;
     void *user;
     const data_layout &l;
-    dim_t C;
+    dim_t C, nb;
     const dim_t *sp;
     scratch copy;
     fview v;
-    data_operand(const conv_problem &p_, int nthr, bool direct_, const void *user_, const data_layout &l_,
-                 dim_t C_, const dim_t *sp_, bool read)
-        : p(p_), direct(direct_), user(const_cast<void *>(user_)), l(l_), C(C_), sp(sp_),
-          copy(direct_ ? 0 : p_.mb * sp_[0] * sp_[1] * sp_[2] * C_) {
+    data_operand(const conv_problem &p_, int nthr, bool direct_, const void *user_,
+                 const data_layout &l_, dim_t C_, const dim_t *sp_, bool read, dim_t n0 = 0,
+                 dim_t nb_ = -1)
+        : p(p_),
+          direct(direct_),
+          user(const_cast<void *>(image_at(user_, l_, p_.dt, n0))),
+          l(l_),
+          C(C_),
+          nb(nb_ < 0 ? p_.mb : nb_),
+          sp(sp_),
+          copy(direct_ ? 0 : nb * sp_[0] * sp_[1] * sp_[2] * C_) {
         v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
-        if (!direct && read) pack_channels_last(p.dt, p.mb, nthr, user, l, C, sp, copy.p);
+        if (!direct && read) pack_channels_last(p.dt, nb, nthr, user, l, C, sp, copy.p);
     }
     void store(int nthr) const {
-        if (!direct) unpack_channels_last(p.dt, p.mb, nthr, copy.p, user, l, C, sp);
+        if (!direct) unpack_channels_last(p.dt, nb, nthr, copy.p, user, l, C, sp);
     }
 };
 
+// The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
+// smaller batch (the gather reads the batch size from the plan).
+static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
+    direct_plan c = pl;
+    c.p.mb = imin(pl.images_per_chunk, pl.p.mb - n0);
+    return c;
+}
+
 // Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
 // n = ocg; for bwd_data (transposed) k = ocg, n = icg.
+// OIX/IOX weights (PyTorch's) keep the taps, then K, contiguous: per group, each n has one run
+// of K*ksp elements (k, tap). Blocks of W runs are transposed in registers and each row (k, tap)
+// goes to its tap's panel, instead of a strided element-by-element copy per panel.
+static bool k_and_taps_contiguous(const conv_problem &p, bool transposed) {
+    const weights_layout &l = p.wei;
+    const dim_t ks = transposed ? l.oc : l.ic, K = transposed ? p.ocg : p.icg;
+    return (p.k[2] == 1 || l.sp[2] == 1) && (p.k[1] == 1 || l.sp[1] == p.k[2]) &&
+           (p.k[0] == 1 || l.sp[0] == p.k[1] * p.k[2]) && (K == 1 || ks == p.ksp());
+}
+
+static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *user, bool transposed,
+                                 dim_t ldn, float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
+    const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
+    parallel(nthr, [&](int ithr, int nt) {
+        alignas(64) float tile[W * W];
+        dim_t offs[W];
+        dim_t s, e;
+        split(p.g * nblocks, nt, ithr, s, e);
+        for (dim_t gb = s; gb < e; ++gb) {
+            const dim_t g = gb / nblocks, n0 = (gb % nblocks) * W;
+            const int nn = int(imin(W, N - n0));
+            std::memset(tile, 0, sizeof tile);  // lanes nn..W stay zero: the panels' padding
+            for (int i = 0; i < nn; ++i) offs[i] = g * p.ocg * l.oc + (n0 + i) * ns;
+            for (dim_t j0 = 0; j0 < run; j0 += W) {
+                const int jn = int(imin(W, run - j0));
+                runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
+                for (int i = 0; i < nn; ++i) offs[i] += W;
+                for (int jj = 0; jj < jn; ++jj) {
+                    const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
+                    std::memcpy(out + ((g * ksp + t) * K + k) * ldn + n0, tile + jj * W,
+                                sizeof(float) * W);
+                }
+            }
+        }
+    });
+}
+
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                          dim_t ldn, float *out) {
+    if (k_and_taps_contiguous(p, transposed))
+        return pack_weights_by_runs(p, nthr, user, transposed, ldn, out);
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     parallel(nthr, [&](int ithr, int nt) {
@@ -71,6 +134,10 @@ static bool flatten_w(const conv_problem &p) {
     return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
 }
 
+// fwd and bwd_data stream the batch in chunks of images (plan.images_per_chunk): the chunk's
+// copied operands are converted, computed from cache and written back before the next chunk,
+// so no whole-tensor copy exists. Each output pixel sums the same products in the same order
+// whatever the chunking (a tile only gathers other pixels), so results do not depend on it.
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
@@ -79,22 +146,6 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};
     const bool copy_src = flat || !pl.src_direct;
-    scratch src_s(copy_src ? p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-    const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false);
-    fview src = copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(args.src, p.src);
-    const fview &dst = dst_op.v;
-    if (flat) {
-        std::memset(src_s.p, 0, size_t(p.mb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic()) * sizeof(float));
-        fview inner = src;
-        inner.p += p.pb[2] * src.w;  // column 0 of the user's row
-        scratch tmp(p.mb * p.isp() * p.ic());
-        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, tmp.p);
-        const dim_t rows = p.mb * p.i[0] * p.i[1];
-        for (dim_t r = 0; r < rows; ++r)
-            std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(), size_t(p.i[2] * p.ic()) * sizeof(float));
-    } else if (!pl.src_direct) {
-        pack_channels_last(p.dt, p.mb, nthr, args.src, p.src, p.ic(), p.i, src_s.p);
-    }
     const dim_t ldn = div_up(p.ocg, W) * W;
     scratch wp(p.g * p.ksp() * p.icg * ldn);
     pack_weights(p, nthr, args.wei, false, ldn, wp.p);
@@ -109,17 +160,16 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     for (dim_t kd = 0; kd < p.k[0]; ++kd)
         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
             if (flat) {  // one tap per (kd, kh); the window starts at padded column ow*s
-                taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], 0}, kd * p.k[1] + kh};
+                taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], 0},
+                                 kd * p.k[1] + kh};
                 continue;
             }
             for (dim_t kw = 0; kw < p.k[2]; ++kw)
-                taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
-                                 (kd * p.k[1] + kh) * p.k[2] + kw};
+                taps[ntaps++] = {
+                    {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
+                    (kd * p.k[1] + kh) * p.k[2] + kw};
         }
     gather_job<float> j{};
-    j.pl = &pl;
-    j.cv = dst;
-    j.av = src;
     j.c_chan = p.ocg;
     j.a_chan = p.icg;
     for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], src_sp[x]};
@@ -131,16 +181,40 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
-    gather_parallel(&j, 1);
-    dst_op.store(nthr);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+        const direct_plan plc = chunk_plan(pl, n0);
+        const dim_t nb = plc.p.mb;
+        const void *src_user = image_at(args.src, p.src, p.dt, n0);
+        scratch src_s(copy_src ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
+        const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false, n0,
+                                  nb);
+        const fview src =
+            copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(src_user, p.src);
+        if (flat) {
+            std::memset(src_s.p, 0,
+                        size_t(nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic()) * sizeof(float));
+            fview inner = src;
+            inner.p += p.pb[2] * src.w;  // column 0 of the user's row
+            scratch tmp(nb * p.isp() * p.ic());
+            pack_channels_last(p.dt, nb, nthr, src_user, p.src, p.ic(), p.i, tmp.p);
+            const dim_t rows = nb * p.i[0] * p.i[1];
+            for (dim_t r = 0; r < rows; ++r)
+                std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(),
+                            size_t(p.i[2] * p.ic()) * sizeof(float));
+        } else if (!pl.src_direct) {
+            pack_channels_last(p.dt, nb, nthr, src_user, p.src, p.ic(), p.i, src_s.p);
+        }
+        j.pl = &plc;
+        j.cv = dst_op.v;
+        j.av = src;
+        gather_parallel(&j, 1);
+        dst_op.store(nthr);
+    }
 }
 
 static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true);
-    const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false);
-    const fview &dst = dst_op.v, &src = src_op.v;
     const dim_t ldn = div_up(p.icg, W) * W;
     scratch wt(p.g * p.ksp() * p.ocg * ldn);
     pack_weights(p, nthr, args.wei, true, ldn, wt.p);
@@ -152,9 +226,6 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
     gather_job<float> j{};
-    j.pl = &pl;
-    j.cv = src;
-    j.av = dst;
     j.c_chan = p.icg;
     j.a_chan = p.ocg;
     j.taps = taps;
@@ -193,11 +264,25 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
                     if (ok) taps[used + ntaps++] = t;
                 }
         used += ntaps;
-        for (int x = 0; x < 3; ++x) jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+        for (int x = 0; x < 3; ++x)
+            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
         jp.ntaps = ntaps;
     }
-    gather_parallel(jobs, nphases);
-    src_op.store(nthr);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+        const direct_plan plc = chunk_plan(pl, n0);
+        const dim_t nb = plc.p.mb;
+        const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true, n0,
+                                  nb);
+        const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false, n0,
+                                  nb);
+        for (dim_t ph = 0; ph < nphases; ++ph) {
+            jobs[ph].pl = &plc;
+            jobs[ph].cv = src_op.v;
+            jobs[ph].av = dst_op.v;
+        }
+        gather_parallel(jobs, nphases);
+        src_op.store(nthr);
+    }
 }
 
 // ---------------------------------------------------------------------------- bwd_weights --
@@ -206,9 +291,11 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
 static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const data_operand src_op(p, nthr, pl.src_direct, args.src, p.src, p.ic(), p.i, true);
-    const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true);
-    const fview &src = src_op.v, &dst = dst_op.v;
+    // Copied operands are converted per chunk of rows inside the schedule (row_source).
+    const row_source src{
+        pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, p.ic(), p.i};
+    const row_source dst{
+        pl.dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, p.oc(), p.o};
 
     const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
     const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums
@@ -223,8 +310,14 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
 
 void run_direct(const direct_plan &pl, const conv_args &args) {
     switch (pl.p.dir) {
-        case conv_direction::fwd: run_fwd(pl, args); break;
-        case conv_direction::bwd_data: run_bwd_data(pl, args); break;
-        case conv_direction::bwd_weights: run_bwd_weights(pl, args); break;
+        case conv_direction::fwd:
+            run_fwd(pl, args);
+            break;
+        case conv_direction::bwd_data:
+            run_bwd_data(pl, args);
+            break;
+        case conv_direction::bwd_weights:
+            run_bwd_weights(pl, args);
+            break;
     }
 }

@@ -7,7 +7,8 @@
 
 namespace convgrad::detail {
 
-direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const cache_sizes &caches) {
+direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
+                             const cache_sizes &caches) {
     direct_plan d{};
     d.p = p;
     d.vlen = vlen;
@@ -24,6 +25,13 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // bwd_weights: src and diff_dst rows of a chunk within the L2 budget.
     const dim_t row_bytes = (p.i[2] * p.ic() + p.o[2] * p.oc()) * 4;
     d.rows_per_chunk = std::max<dim_t>(1, b.l2_rows / std::max<dim_t>(row_bytes, 1));
+    // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
+    const dim_t copied =
+        (d.src_direct ? 0 : p.isp() * p.ic()) + (d.dst_direct ? 0 : p.osp() * p.oc());
+    const dim_t chunk_bytes = dim_t(caches.l2) * d.nthr / 2;
+    d.images_per_chunk =
+        copied == 0 ? std::max<dim_t>(p.mb, 1)
+                    : std::clamp<dim_t>(chunk_bytes / (copied * 4), 1, std::max<dim_t>(p.mb, 1));
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     return d;
@@ -35,7 +43,8 @@ std::string describe(const direct_plan &pl) {
     if (pl.p.dir == conv_direction::bwd_weights)
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk);
     else
-        s += " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
+        s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
+             " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
              "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
     s += std::string(" src=") + (pl.src_direct ? "in place" : "copied") +
          " dst=" + (pl.dst_direct ? "in place" : "copied") + " threads=" + std::to_string(pl.nthr) +

@@ -21,6 +21,10 @@ struct direct_plan {
     bool src_direct, dst_direct;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
+    // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,
+    // computed and written back this many at a time, so the copies are read back from cache
+    // and scratch holds a chunk, not the tensor (mb when nothing is copied).
+    dim_t images_per_chunk;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles.

@@ -181,8 +181,8 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
 // bwd_weights (CG = cg): dW[oc][i][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + i].
 // Per-thread partial sums [block][tap][i][W], reduced in a fixed order.
 template <int CG>
-static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const fview &dst,
-                                void *user_w, dim_t nblocks) {
+static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
+                                const row_source &dst0, void *user_w, dim_t nblocks) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     const dim_t part = nblocks * ksp * CG * W;
@@ -195,30 +195,36 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
         dim_t s, e;
         split(rows, nt, ithr, s, e);
+        // Copied operands are converted per chunk of rows, like the direct kernel's bwd_weights.
+        row_source src = src0, dst = dst0;
+        const row_buffers bufs(p, src, dst, s, e, pl.rows_per_chunk);
+        const dim_t sw = src.pixel_stride(), dw = dst.pixel_stride();
         // With few group channels, four accumulators per channel hide the FMA latency of the
         // chain along w (the order of the sums is fixed, so results repeat exactly); with 4 or
         // more, the channels themselves are independent chains.
         constexpr int U = CG >= 4 ? 1 : 4;
         for (dim_t row = s; row < e; ++row) {
+            if ((row - s) % pl.rows_per_chunk == 0)
+                row_buffers::convert(p, src, dst, row, imin(row + pl.rows_per_chunk, e));
             const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
             // Channel block outermost: its cache lines of the rows stay in L1 across the taps.
             for (dim_t b = 0; b < nblocks; ++b) {
                 const dim_t c0 = b * W;
                 const mask_t mk = vt::mask(int(imin(W, C - c0)));
-                const float *drow = dst.at(n, od, oh, 0) + c0;
+                const float *drow = dst.row(n, od, oh) + c0;
                 for (dim_t kd = 0; kd < p.k[0]; ++kd) {
                     const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
                     if (id < 0 || id >= p.i[0]) continue;
                     for (dim_t kh = 0; kh < p.k[1]; ++kh) {
                         const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
                         if (ih < 0 || ih >= p.i[1]) continue;
-                        const float *srow = src.at(n, id, ih, 0) + c0;
+                        const float *srow = src.row(n, id, ih) + c0;
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const dim_t off = kw * p.dl[2] - p.pb[2];
                             const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
                             const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
                             const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
-                            const dim_t sstep = p.s[2] * src.w;
+                            const dim_t sstep = p.s[2] * sw;
                             V acc[U][CG];
                             for (int u = 0; u < U; ++u)
                                 for (int i = 0; i < CG; ++i) acc[u][i] = vt::zero();
@@ -226,16 +232,16 @@ static void grouped_bwd_weights(const direct_plan &pl, const fview &src, const f
                             for (; ow + U <= hi; ow += U) {
 #pragma GCC unroll 4
                                 for (int u = 0; u < U; ++u) {
-                                    const V dv = vt::load_mask(drow + (ow + u) * dst.w, mk);
-                                    const V sv = vt::load_mask(srow + (ow + u) * sstep + off * src.w, mk);
+                                    const V dv = vt::load_mask(drow + (ow + u) * dw, mk);
+                                    const V sv = vt::load_mask(srow + (ow + u) * sstep + off * sw, mk);
 #pragma GCC unroll 8
                                     for (int i = 0; i < CG; ++i)
                                         acc[u][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[u][i]);
                                 }
                             }
                             for (; ow < hi; ++ow) {
-                                const V dv = vt::load_mask(drow + ow * dst.w, mk);
-                                const V sv = vt::load_mask(srow + ow * sstep + off * src.w, mk);
+                                const V dv = vt::load_mask(drow + ow * dw, mk);
+                                const V sv = vt::load_mask(srow + ow * sstep + off * sw, mk);
                                 for (int i = 0; i < CG; ++i)
                                     acc[0][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[0][i]);
                             }
@@ -272,25 +278,36 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t C = p.g * CG, nblocks = div_up(C, W);
-    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
-    const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C, p.i, !src_out);
-    const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out);
-    const fview &src = src_op.v, &dst = dst_op.v;
     if (p.dir == conv_direction::bwd_weights) {
+        const row_source src{pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, C,
+                             p.i};
+        const row_source dst{pl.dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, C,
+                             p.o};
         grouped_bwd_weights<CG>(pl, src, dst, args.out, nblocks);
         return;
     }
+    const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
     scratch w(nblocks * p.ksp() * CG * W);
     grouped_pack_weights(p, nthr, args.wei, src_out, CG, nblocks, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;
-    if (dst_out) {
-        grouped_fwd<CG>(pl, src, dst, w.p, bp, nblocks);
-        dst_op.store(nthr);
-    } else {
-        grouped_bwd_data<CG>(pl, src, dst, w.p, bp, nblocks);
-        src_op.store(nthr);
+    // Like the direct kernel: copied operands are streamed in chunks of images. Every output
+    // row is computed on its own, so the chunking does not change any result.
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+        const direct_plan plc = chunk_plan(pl, n0);
+        const dim_t nb = plc.p.mb;
+        const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C,
+                                  p.i, !src_out, n0, nb);
+        const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C,
+                                  p.o, !dst_out, n0, nb);
+        if (dst_out) {
+            grouped_fwd<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            dst_op.store(nthr);
+        } else {
+            grouped_bwd_data<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            src_op.store(nthr);
+        }
     }
 }
 

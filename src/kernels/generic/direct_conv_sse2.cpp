@@ -34,6 +34,7 @@ struct vt {
     }
     static inline V bcast(const float *p) { return _mm_set1_ps(*p); }
     static inline V fma(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+    static inline V add(V a, V b) { return _mm_add_ps(a, b); }
     static inline void store(float *p, V v) { _mm_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t n) {
         if (n >= 4) return _mm_storeu_ps(p, v);
@@ -41,6 +42,8 @@ struct vt {
         _mm_store_ps(t, v);
         for (int i = 0; i < n && i < 4; ++i) p[i] = t[i];
     }
+    // r[i] lane j <-> r[j] lane i: the 4 x 4 block transpose of the NCX packers.
+    static inline void transpose(V r[4]) { _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]); }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) { widen_scalar(dt, x, y, n); }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }

@@ -27,10 +27,16 @@ static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t
     if (k_contiguous) {
         for (dim_t r = 0; r < rows; ++r)
             gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
-    } else if (a.row_run[m] >= rows) {  // rows contiguous: read along them
-        for (dim_t k = 0; k < kcnt; ++k) {
-            const dim_t off = goff + a.row[m] + a.col[k0 + k];
-            for (dim_t r = 0; r < rows; ++r) buf[r * kcnt + k] = load_elem(dt, base, off + r);
+    } else if (a.row_run[m] >= rows) {  // rows contiguous (NCX pixels): block transposes
+        dim_t offs[W];
+        for (dim_t kb = 0; kb < kcnt; kb += W) {
+            const int kn = int(imin(W, kcnt - kb));
+            for (int i = 0; i < kn; ++i) offs[i] = goff + a.row[m] + a.col[k0 + kb + i];
+            for (dim_t rb = 0; rb < rows; rb += W) {
+                const int rn = int(imin(W, rows - rb));
+                runs_to_rows(dt, base, offs, kn, rn, buf + rb * kcnt + kb, kcnt);
+                for (int i = 0; i < kn; ++i) offs[i] += W;
+            }
         }
     } else {
         for (dim_t r = 0; r < rows; ++r)
@@ -54,15 +60,23 @@ static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t
     }
     for (dim_t k = 0; k < kcnt; ++k)
         for (dim_t n = ncnt; n < ldb; ++n) out[k * ldb + n] = 0.f;
-    for (dim_t n = 0; n < ncnt; ++n) {
-        const dim_t coff = goff + b.col[n0 + n];
-        if (dt == data_type::f32 && b.row_run[k0] >= kcnt) {  // k contiguous: strided writes
-            const float *s = static_cast<const float *>(base) + coff + b.row[k0];
-            for (dim_t k = 0; k < kcnt; ++k) out[k * ldb + n] = s[k];
-        } else {
-            for (dim_t k = 0; k < kcnt; ++k)
-                out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
+    if (b.row_run[k0] >= kcnt) {  // k contiguous (NCX pixels): block transposes
+        dim_t offs[W];
+        for (dim_t nb = 0; nb < ncnt; nb += W) {
+            const int nn = int(imin(W, ncnt - nb));
+            for (int i = 0; i < nn; ++i) offs[i] = goff + b.col[n0 + nb + i] + b.row[k0];
+            for (dim_t kb = 0; kb < kcnt; kb += W) {
+                const int kn = int(imin(W, kcnt - kb));
+                runs_to_rows(dt, base, offs, nn, kn, out + kb * ldb + nb, ldb);
+                for (int i = 0; i < nn; ++i) offs[i] += W;
+            }
         }
+        return;
+    }
+    for (dim_t n = 0; n < ncnt; ++n) {  // neither contiguous: element by element
+        const dim_t coff = goff + b.col[n0 + n];
+        for (dim_t k = 0; k < kcnt; ++k)
+            out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
     }
 }
 
@@ -86,10 +100,16 @@ static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t 
         }
     }
     if (c.col_run[n0] < ncnt && c.row_run[m0] >= mcnt && mcnt > 1) {
-        // Columns of C contiguous in memory (and rows not): write column by column.
-        for (dim_t n = 0; n < ncnt; ++n) {
-            const dim_t off = goff + c.col[n0 + n] + c.row[m0];
-            for (dim_t r = 0; r < mcnt; ++r) store_elem(dt, out, off + r, blk[r * ld + n]);
+        // Columns of C contiguous in memory (NCX pixels as rows): block transposes.
+        dim_t offs[W];
+        for (dim_t nb = 0; nb < ncnt; nb += W) {
+            const int nn = int(imin(W, ncnt - nb));
+            for (int i = 0; i < nn; ++i) offs[i] = goff + c.col[n0 + nb + i] + c.row[m0];
+            for (dim_t rb = 0; rb < mcnt; rb += W) {
+                const int rn = int(imin(W, mcnt - rb));
+                rows_to_runs(dt, blk + rb * ld + nb, ld, nn, rn, out, offs);
+                for (int i = 0; i < nn; ++i) offs[i] += W;
+            }
         }
         return;
     }

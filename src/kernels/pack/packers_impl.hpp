@@ -3,30 +3,170 @@
 
 // ---------------------------------------------------------------------------- channels-last --
 
+// NCX tensors (pixels contiguous, channels far apart) are transposed in W x W register blocks:
+// W channel runs of W pixels are loaded (widened exactly), transposed, and stored as W pixels
+// of W channels. A "run" is the longest stretch of pixels that are contiguous in memory: a whole
+// image when d, h, w are dense (so a 7x7 layer fills 49 lanes, not 7), else one row of w.
+struct ncx_runs {
+    bool ok;           // pixels contiguous along w: the block transpose applies
+    dim_t len, count;  // pixels per run, runs per image
+    dim_t user_off(const data_layout &l, const dim_t *sp, dim_t run) const {
+        const dim_t img = run / count, r = run % count;
+        if (len == sp[0] * sp[1] * sp[2]) return img * l.n;
+        return img * l.n + (r / sp[1]) * l.sp[0] + (r % sp[1]) * l.sp[1];
+    }
+};
+static ncx_runs ncx_runs_of(const data_layout &l, const dim_t *sp) {
+    ncx_runs r{false, 0, 0};
+    if (l.c == 1 || (l.sp[2] != 1 && sp[2] > 1)) return r;
+    r.ok = true;
+    const bool dense = (sp[2] == 1 || l.sp[2] == 1) && (sp[1] == 1 || l.sp[1] == sp[2]) &&
+                       (sp[0] == 1 || l.sp[0] == sp[1] * sp[2]);
+    r.len = dense ? sp[0] * sp[1] * sp[2] : sp[2];
+    r.count = dense ? 1 : sp[0] * sp[1];
+    return r;
+}
+
+// cn channel runs (cs apart, wn pixels each) from user memory at `off` into r[0..W), as f32;
+// the other vectors and lanes are zero.
+static inline void load_channel_runs(data_type dt, const void *user, dim_t off, dim_t cs, int cn,
+                                     int wn, V *r) {
+    alignas(64) float buf[W];
+    const mask_t mw = vt::mask(wn);
+    for (int i = 0; i < W; ++i) {
+        if (i >= cn) {
+            r[i] = vt::zero();
+        } else if (dt == data_type::f32) {
+            const float *x = static_cast<const float *>(user) + off + i * cs;
+            r[i] = wn == W ? vt::load(x) : vt::load_mask(x, mw);
+        } else {
+            vt::widen(dt, static_cast<const uint16_t *>(user) + off + i * cs, buf, wn);
+            r[i] = vt::load_mask(buf, mw);
+        }
+    }
+}
+
+// r[0..cn) (wn pixels each) into the channel runs of user memory, rounded once to dt.
+static inline void store_channel_runs(data_type dt, void *user, dim_t off, dim_t cs, int cn, int wn,
+                                      const V *r) {
+    alignas(64) float buf[W];
+    const mask_t mw = vt::mask(wn);
+    for (int i = 0; i < cn; ++i) {
+        if (dt == data_type::f32) {
+            float *x = static_cast<float *>(user) + off + i * cs;
+            if (wn == W)
+                vt::store(x, r[i]);
+            else
+                vt::store_mask(x, r[i], mw);
+        } else {
+            vt::store(buf, r[i]);
+            vt::narrow(dt, buf, static_cast<uint16_t *>(user) + off + i * cs, wn);
+        }
+    }
+}
+
+// One channel block (c0, cn channels) of one run of len pixels: user (NCX) -> dense (pixel-major
+// rows of C floats) when `to_dense`, else back. Channel runs are read/written W pixels at a time,
+// so the W streams of the block are sequential in memory.
+static void transpose_run_block(data_type dt, bool to_dense, void *user, dim_t uoff, dim_t cs,
+                                float *dense, dim_t C, dim_t c0, dim_t len) {
+    const int cn = int(imin(W, C - c0));
+    const mask_t mc = vt::mask(cn);
+    V r[W];
+    for (dim_t w0 = 0; w0 < len; w0 += W) {
+        const int wn = int(imin(W, len - w0));
+        float *d = dense + w0 * C + c0;
+        if (to_dense) {
+            load_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r);
+            vt::transpose(r);
+            for (int j = 0; j < wn; ++j) {
+                if (cn == W)
+                    vt::store(d + j * C, r[j]);
+                else
+                    vt::store_mask(d + j * C, r[j], mc);
+            }
+        } else {
+            for (int j = 0; j < W; ++j)
+                r[j] = j >= wn   ? vt::zero()
+                       : cn == W ? vt::load(d + j * C)
+                                 : vt::load_mask(d + j * C, mc);
+            vt::transpose(r);
+            store_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r);
+        }
+    }
+}
+
+// The NCX path of both directions: work units are (run, channel block), split over threads.
+static void transpose_ncx(data_type dt, bool to_dense, dim_t mb, int nthr, void *user,
+                          const data_layout &l, dim_t C, const dim_t *sp, float *dense,
+                          const ncx_runs &runs) {
+    const dim_t nruns = mb * runs.count, cblocks = div_up(C, W);
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(nruns * cblocks, nt, ithr, s, e);
+        for (dim_t u = s; u < e; ++u) {
+            const dim_t run = u / cblocks, cb = u % cblocks;
+            transpose_run_block(dt, to_dense, user, runs.user_off(l, sp, run), l.c,
+                                dense + run * runs.len * C, C, cb * W, runs.len);
+        }
+    });
+}
+
+// One row of w pixels at user offset `base` into dense channels-last f32 (channels contiguous,
+// or neither channels nor pixels: the NCX rows go through transpose_run_block).
+static void pack_row_channels_last(data_type dt, const void *user, const data_layout &l, dim_t C,
+                                   dim_t w_count, dim_t base, float *o) {
+    if (dt == data_type::f32 && l.c == 1) {
+        for (dim_t w = 0; w < w_count; ++w)
+            std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
+                        size_t(C) * sizeof(float));
+    } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
+        for (dim_t w = 0; w < w_count; ++w)
+            vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
+    } else {  // neither channels nor pixels contiguous: element by element
+        for (dim_t w = 0; w < w_count; ++w)
+            for (dim_t c = 0; c < C; ++c)
+                o[w * C + c] = load_elem(dt, user, base + w * l.sp[2] + c * l.c);
+    }
+}
+
+// Rows [a, b) (flattened n, d, h) of a user data tensor into dense channels-last f32, on the
+// calling thread: the per-chunk conversion of the bwd_weights schedule. In dense NCX images the
+// rows of one image are one run of pixels (7x7 rows fill vectors too).
+static void pack_rows_channels_last(data_type dt, const void *user, const data_layout &l, dim_t C,
+                                    const dim_t *sp, dim_t a, dim_t b, float *out) {
+    const ncx_runs runs = ncx_runs_of(l, sp);
+    const dim_t per_image = sp[0] * sp[1];
+    for (dim_t r = a; r < b;) {
+        const dim_t n = r / per_image, rin = r % per_image;
+        const dim_t base = n * l.n + (rin / sp[1]) * l.sp[0] + (rin % sp[1]) * l.sp[1];
+        float *o = out + (r - a) * sp[2] * C;
+        const dim_t nrows = runs.ok && runs.count == 1 ? imin(b, (n + 1) * per_image) - r : 1;
+        if (runs.ok) {
+            for (dim_t c0 = 0; c0 < C; c0 += W)
+                transpose_run_block(dt, true, const_cast<void *>(user), base, l.c, o, C, c0,
+                                    nrows * sp[2]);
+        } else {
+            pack_row_channels_last(dt, user, l, C, sp[2], base, o);
+        }
+        r += nrows;
+    }
+}
+
 // Copies a user data tensor (any strides, any float type) into dense channels-last f32.
 static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *user,
                                const data_layout &l, dim_t C, const dim_t *sp, float *out) {
+    const ncx_runs runs = ncx_runs_of(l, sp);
+    if (runs.ok)
+        return transpose_ncx(dt, true, mb, nthr, const_cast<void *>(user), l, C, sp, out, runs);
     const dim_t rows = mb * sp[0] * sp[1];
     parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(rows, nt, ithr, s, e);
         for (dim_t r = s; r < e; ++r) {
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            float *o = out + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (dt == data_type::f32 && l.c == 1) {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
-                                size_t(C) * sizeof(float));
-            } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2],
-                              o + w * C, C);
-            } else {
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    for (dim_t c = 0; c < C; ++c)
-                        o[w * C + c] = load_elem(dt, user, base + w * l.sp[2] + c * l.c);
-            }
+            pack_row_channels_last(dt, user, l, C, sp[2], n * l.n + d * l.sp[0] + h * l.sp[1],
+                                   out + r * sp[2] * C);
         }
     });
 }
@@ -34,6 +174,9 @@ static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *use
 // Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
 static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *in, void *user,
                                  const data_layout &l, dim_t C, const dim_t *sp) {
+    const ncx_runs runs = ncx_runs_of(l, sp);
+    if (runs.ok)
+        return transpose_ncx(dt, false, mb, nthr, user, l, C, sp, const_cast<float *>(in), runs);
     const dim_t rows = mb * sp[0] * sp[1];
     parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
@@ -53,6 +196,47 @@ static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *
                     store_elem(dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
         }
     });
+}
+
+// ------------------------------------------------------------------ W x W block transposes --
+// Between nruns <= W runs of len <= W contiguous user elements (run i at offs[i]) and an f32
+// matrix m whose row j holds element j of every run (m[j*ldm + i]): the GEMM operands whose
+// contiguous axis is the one the microkernel does not want on its lanes (NCX pixels).
+
+static inline void runs_to_rows(data_type dt, const void *base, const dim_t *offs, int nruns,
+                                int len, float *m, dim_t ldm) {
+    alignas(64) float buf[W];
+    const mask_t ml = vt::mask(len), mr = vt::mask(nruns);
+    V r[W];
+    for (int i = 0; i < W; ++i) {
+        if (i >= nruns) {
+            r[i] = vt::zero();
+        } else if (dt == data_type::f32) {
+            r[i] = vt::load_mask(static_cast<const float *>(base) + offs[i], ml);
+        } else {
+            vt::widen(dt, static_cast<const uint16_t *>(base) + offs[i], buf, len);
+            r[i] = vt::load_mask(buf, ml);
+        }
+    }
+    vt::transpose(r);
+    for (int j = 0; j < len; ++j) vt::store_mask(m + j * ldm, r[j], mr);
+}
+
+static inline void rows_to_runs(data_type dt, const float *m, dim_t ldm, int nruns, int len,
+                                void *base, const dim_t *offs) {
+    alignas(64) float buf[W];
+    const mask_t ml = vt::mask(len), mr = vt::mask(nruns);
+    V r[W];
+    for (int j = 0; j < W; ++j) r[j] = j < len ? vt::load_mask(m + j * ldm, mr) : vt::zero();
+    vt::transpose(r);
+    for (int i = 0; i < nruns; ++i) {
+        if (dt == data_type::f32) {
+            vt::store_mask(static_cast<float *>(base) + offs[i], r[i], ml);
+        } else {
+            vt::store(buf, r[i]);
+            vt::narrow(dt, buf, static_cast<uint16_t *>(base) + offs[i], len);
+        }
+    }
 }
 
 // -------------------------------------------------------------------------------- f32 panel --

@@ -8,9 +8,85 @@
 //     for each block of oc vectors, each tile of ic rows:
 //       C[ic x oc] of (g, t) += sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
 
+// The rows (n, d, h) of a data tensor as the schedule reads them: in the user's memory (f32
+// with contiguous channels), or converted chunk by chunk into the thread's scratch (NCX,
+// bf16/f16), so that no whole-tensor copy exists and the converted rows are read from cache.
+// The scratch rows are dense channels-last, like the user's NXC rows, so the microkernel runs
+// the same calls on the same values either way (bit-identical results).
+struct row_source {
+    bool direct;
+    fview v;  // direct: the user's tensor
+    const void *user;
+    const data_layout *l;
+    data_type dt;
+    dim_t C;
+    const dim_t *sp;
+    float *buf = nullptr;  // converted rows [lo, ...) of the current chunk
+    dim_t lo = 0;
+    dim_t pixel_stride() const { return direct ? v.w : C; }
+    const float *row(dim_t n, dim_t d, dim_t h) const {
+        if (direct) return v.at(n, d, h, 0);
+        return buf + ((n * sp[0] + d) * sp[1] + h - lo) * sp[2] * C;
+    }
+    void convert(dim_t a, dim_t b) {
+        lo = a;
+        if (!direct && b > a) pack_rows_channels_last(dt, user, *l, C, sp, a, b, buf);
+    }
+};
+
+// The src rows (flattened n, id, ih) the diff_dst rows [c, ce) read through any tap: [a, b).
+static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_t &b) {
+    a = p.mb * p.i[0] * p.i[1], b = 0;
+    for (dim_t row = c; row < ce; ++row) {
+        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
+                const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                const dim_t r = (n * p.i[0] + id) * p.i[1] + ih;
+                a = imin(a, r), b = imax(b, r + 1);
+            }
+    }
+    if (b <= a) a = b = 0;
+}
+
+// One thread's scratch for converting its rows [r0, r1) of diff_dst, in chunks of `chunk`, and
+// the src rows they read; attached to the thread's copies of the row sources.
+struct row_buffers {
+    scratch s, d;
+    static dim_t src_floats(const conv_problem &p, const row_source &src, dim_t r0, dim_t r1,
+                            dim_t chunk) {
+        dim_t most = 0;  // the most src rows one chunk reads
+        if (!src.direct)
+            for (dim_t c = r0; c < r1; c += chunk) {
+                dim_t a, b;
+                src_rows_of(p, c, imin(c + chunk, r1), a, b);
+                most = imax(most, b - a);
+            }
+        return most * p.i[2] * p.ic();
+    }
+    row_buffers(const conv_problem &p, row_source &src, row_source &dst, dim_t r0, dim_t r1,
+                dim_t chunk)
+        : s(src_floats(p, src, r0, r1, chunk)),
+          d(dst.direct ? 0 : imax(1, imin(chunk, r1 - r0)) * p.o[2] * p.oc()) {
+        src.buf = s.p;
+        dst.buf = d.p;
+    }
+    // Converts the diff_dst rows [c, ce) and the src rows they read.
+    static void convert(const conv_problem &p, row_source &src, row_source &dst, dim_t c,
+                        dim_t ce) {
+        dst.convert(c, ce);
+        if (src.direct) return;
+        dim_t a, b;
+        src_rows_of(p, c, ce, a, b);
+        src.convert(a, b);
+    }
+};
+
 // partials: nthr x part floats, [g][tap][icg][ldn] per thread.
-static void bwd_weights_partials(const direct_plan &pl, const fview &src, const fview &dst,
-                                 dim_t ldn, dim_t part, float *partials) {
+static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
+                                 const row_source &dst0, dim_t ldn, dim_t part, float *partials) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t ksp = p.ksp();
@@ -25,6 +101,8 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        row_source src = src0, dst = dst0;
+        const row_buffers bufs(p, src, dst, r0, r1, chunk);
         scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
         const float **A = reinterpret_cast<const float **>(ptrs.p);
         const float **B = A + nptr;
@@ -34,11 +112,12 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
         a.A = Arows;
         a.B = B;
         a.C = C;
-        a.aks = p.s[2] * src.w;
-        a.ldb = dst.w;
+        a.aks = p.s[2] * src.pixel_stride();
+        a.ldb = dst.pixel_stride();
         a.init = ukernel_init::accumulate;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
+            row_buffers::convert(p, src, dst, c, ce);
             for (dim_t g = 0; g < p.g; ++g)
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
@@ -54,8 +133,9 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
                         const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
                         const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
                         if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                        A[nbat] = src.at(n, id, ih, lo * p.s[2] + off) + g * p.icg;
-                        B[nbat++] = dst.at(n, od, oh, lo) + g * p.ocg;
+                        A[nbat] = src.row(n, id, ih) + (lo * p.s[2] + off) * src.pixel_stride() +
+                                  g * p.icg;
+                        B[nbat++] = dst.row(n, od, oh) + lo * dst.pixel_stride() + g * p.ocg;
                     }
                     if (nbat == 0) continue;
                     a.K = hi - lo;
@@ -84,11 +164,53 @@ static void bwd_weights_partials(const direct_plan &pl, const fview &src, const 
     });
 }
 
+// OIX/IOX weights (PyTorch's) keep the taps contiguous: the sums of W taps x W output channels
+// are written by a block transpose as W runs of taps, not element by element across the
+// weights. The per-element sums are the same (from 0, threads in order), so the bits are too.
+static bool weight_taps_contiguous(const conv_problem &p) {
+    const weights_layout &l = p.wei;
+    return p.ksp() > 1 && (p.k[2] == 1 || l.sp[2] == 1) && (p.k[1] == 1 || l.sp[1] == p.k[2]) &&
+           (p.k[0] == 1 || l.sp[0] == p.k[1] * p.k[2]);
+}
+
+static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *partials, dim_t part,
+                                           dim_t ldn, void *out) {
+    const conv_problem &p = pl.p;
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), nob = div_up(p.ocg, W);
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        alignas(64) float tile[W * W];
+        dim_t offs[W];
+        dim_t s, e;
+        split(p.g * p.icg * nob, nt, ithr, s, e);
+        for (dim_t u = s; u < e; ++u) {
+            const dim_t g = u / (p.icg * nob), icl = (u / nob) % p.icg, oc0 = (u % nob) * W;
+            const int nn = int(imin(W, p.ocg - oc0));
+            const mask_t mk = vt::mask(nn);
+            for (dim_t t0 = 0; t0 < ksp; t0 += W) {
+                const int tn = int(imin(W, ksp - t0));
+                for (int j = 0; j < tn; ++j) {
+                    const float *x = partials + ((g * ksp + t0 + j) * p.icg + icl) * ldn + oc0;
+                    V sum = vt::zero();
+                    for (int q = 0; q < nt; ++q)
+                        sum = vt::add(sum, vt::load_mask(x + q * part, mk));
+                    vt::store(tile + j * W, sum);
+                }
+                for (int i = 0; i < nn; ++i)
+                    offs[i] = (g * p.ocg + oc0 + i) * l.oc + icl * l.ic + t0;
+                rows_to_runs(p.dt, tile, W, nn, tn, out, offs);
+            }
+        }
+    });
+}
+
 // Sums the threads' partials in thread order into the user's weights (rounded once).
 static void reduce_weight_partials(const direct_plan &pl, const float *partials, dim_t part,
                                    dim_t ldn, void *out) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
+    if (weight_taps_contiguous(p))
+        return reduce_weight_partials_by_taps(pl, partials, part, ldn, out);
     parallel(pl.nthr, [&](int ithr, int nt) {
         // Fixed-order reduction of the partial sums into the user's weights.
         const weights_layout &l = p.wei;

@@ -1,0 +1,369 @@
+// NCX tensors in the direct kernel (and the grouped lane-per-channel one): the batch streamed in
+// chunks of images (plan images_per_chunk), each chunk's NCX operands block-transposed into
+// channels-last scratch and its output written back before the next chunk; bwd_weights converts
+// each thread's chunk of rows (plan rows_per_chunk) inside the schedule. For every direction,
+// f32/bf16/f16, groups, 1-D/2-D/3-D, odd strides, dilation and the flattened-width stem path, the
+// results must be
+//   - bit-identical between NCX, NXC, NCX with gaps after rows and NCX with strided w (real
+//     values, so a different summation order would show), whatever the chunking and at 1-3
+//     threads, and
+//   - equal to the reference (small integers: sums are exact).
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "core/resolve.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "util/kernel_check.hpp"
+
+namespace convgrad::detail {
+namespace sse2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+}
+namespace avx2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+}  // namespace avx2
+namespace avx512 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+}  // namespace avx512
+}  // namespace convgrad::detail
+
+namespace convgrad {
+namespace {
+
+using testing::tensor_buffer;
+
+struct direct_unit {
+    const char *name;
+    detail::cpu_isa isa;
+    int vlen, nregs;
+    void (*run)(const detail::direct_plan &, const detail::conv_args &);
+    void (*run_grouped)(const detail::direct_plan &, const detail::conv_args &);  // or null
+};
+const direct_unit units[] = {
+    {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct,
+     detail::avx512::run_grouped},
+    {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct, detail::avx2::run_grouped},
+    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct, nullptr}};
+
+struct stream_case {
+    const char *what;
+    op_kind kind;
+    dim_t g, icg, ocg;
+    dims big, k, s, dl, pad;
+    data_type dt;
+    bool grouped = false;  // the lane-per-channel kernel (channels per group dividing 8)
+};
+
+// Batch 3 everywhere: chunks of 1 and 2 images both split it unevenly.
+const stream_case cases[] = {
+    {"fwd 2-D",
+     op_kind::Convolution,
+     1,
+     19,
+     35,
+     {9, 11},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::f32},
+    {"fwd 2-D stem (flattened w)",
+     op_kind::Convolution,
+     1,
+     3,
+     17,
+     {20, 19},
+     {7, 7},
+     {2, 2},
+     {1, 1},
+     {3, 3},
+     data_type::f32},
+    {"fwd 1-D bf16 dilated stride 3",
+     op_kind::Convolution,
+     1,
+     20,
+     33,
+     {37},
+     {5},
+     {3},
+     {2},
+     {2},
+     data_type::bf16},
+    {"fwd 2-D f16 groups stride 3",
+     op_kind::Convolution,
+     2,
+     12,
+     10,
+     {13, 14},
+     {3, 3},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     data_type::f16},
+    {"bwd_data 2-D stride 2",
+     op_kind::ConvolutionBackwardData,
+     1,
+     17,
+     24,
+     {13, 10},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::f32},
+    {"bwd_data 3-D ConvTranspose",
+     op_kind::ConvTranspose,
+     1,
+     8,
+     21,
+     {8, 6, 10},
+     {2, 2, 2},
+     {2, 2, 2},
+     {1, 1, 1},
+     {0, 0, 0},
+     data_type::f32},
+    {"bwd_data 2-D bf16 groups",
+     op_kind::ConvolutionBackwardData,
+     3,
+     9,
+     7,
+     {11, 12},
+     {3, 3},
+     {1, 2},
+     {1, 1},
+     {1, 1},
+     data_type::bf16},
+    {"fwd ConvTransposeBackwardData f16",
+     op_kind::ConvTransposeBackwardData,
+     1,
+     18,
+     5,
+     {10, 9},
+     {4, 4},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::f16},
+    {"bwd_weights 2-D stride 2",
+     op_kind::ConvolutionBackwardWeights,
+     1,
+     19,
+     21,
+     {12, 11},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::f32},
+    {"bwd_weights 3-D bf16 groups",
+     op_kind::ConvTransposeBackwardWeights,
+     2,
+     6,
+     9,
+     {6, 7, 5},
+     {3, 3, 3},
+     {1, 1, 1},
+     {1, 1, 1},
+     {1, 1, 1},
+     data_type::bf16},
+    {"grouped depthwise fwd",
+     op_kind::Convolution,
+     24,
+     1,
+     1,
+     {9, 10},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::f32,
+     true},
+    {"grouped cg 2 bwd_data stride 2 bf16",
+     op_kind::ConvolutionBackwardData,
+     12,
+     2,
+     2,
+     {11, 9},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::bf16,
+     true},
+    {"grouped depthwise ConvTranspose",
+     op_kind::ConvTranspose,
+     20,
+     1,
+     1,
+     {12, 10},
+     {4, 4},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     data_type::f32,
+     true},
+    {"grouped cg 4 bwd_weights f16",
+     op_kind::ConvolutionBackwardWeights,
+     6,
+     4,
+     4,
+     {8, 9},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::f16,
+     true},
+};
+
+enum class layout { nxc, ncx, ncx_row_gaps, ncx_strided_w };
+const char *const layout_names[] = {"NXC", "NCX", "NCX with row gaps", "NCX with strided w"};
+
+// Strides of an NCX-shaped data tensor {N, C, spatial...} in the given memory layout.
+dims strides_of(const dims &shape, layout l) {
+    const size_t r = shape.size();
+    std::vector<size_t> order(r);  // outermost first
+    std::iota(order.begin(), order.end(), 0);
+    dims ext = shape, st(r, 0);
+    if (l == layout::nxc) {
+        order.erase(order.begin() + 1);
+        order.push_back(1);
+    }
+    if (l == layout::ncx_row_gaps) ext[r - 1] += 3;   // runs of w contiguous, gaps after each
+    dim_t step = l == layout::ncx_strided_w ? 2 : 1;  // w not contiguous: the scalar path
+    for (size_t j = r; j-- > 0;) {
+        st[order[j]] = step;
+        step *= ext[order[j]];
+    }
+    return st;
+}
+
+op make_op(const stream_case &c, layout l) {
+    const bool ct = is_conv_transpose_family(c.kind);
+    const size_t S = c.big.size();
+    const dim_t mb = 3;
+    testing::conv_shapes sh;
+    sh.src = {mb, c.g * c.icg};
+    sh.dst = {mb, c.g * c.ocg};
+    sh.wei = {c.g * c.ocg, c.icg};
+    for (size_t j = 0; j < S; ++j) {
+        const dim_t span = c.big[j] + 2 * c.pad[j] - c.dl[j] * (c.k[j] - 1) - 1;
+        sh.src.push_back(c.big[j]);
+        sh.dst.push_back(span / c.s[j] + 1);
+        sh.wei.push_back(c.k[j]);
+        sh.output_padding.push_back(span % c.s[j]);  // ConvTranspose: back to the big size
+    }
+    op o(0, c.kind, c.what);
+    o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pad);
+    o.set_attr("pads_end", c.pad)
+        .set_attr("groups", c.g)
+        .set_attr("data_format", std::string("NCX"));
+    o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
+    testing::add_conv_tensors(o, c.kind, sh, false, c.dt, [&](size_t id, const dims &shape) {
+        if (&shape == &sh.wei) return logical_tensor(id, c.dt, shape);
+        return logical_tensor(id, c.dt, shape, strides_of(shape, l));
+    });
+    return o;
+}
+
+struct prepared {
+    detail::resolved_op r;
+    std::vector<tensor_buffer> in;
+};
+
+// The op's tensors in layout l, filled by logical index (the same values in every layout):
+// small integers, or reals in [-1, 1) rounded to the type.
+prepared prepare(const stream_case &c, layout l, bool ints) {
+    const op o = make_op(c, l);
+    prepared pr{detail::resolve_op(o, o.inputs(), o.outputs()), {}};
+    for (size_t t = 0; t < pr.r.inputs.size(); ++t) {
+        pr.in.emplace_back(pr.r.inputs[t]);
+        if (ints) {
+            pr.in.back().fill_ints(11 + t);
+            continue;
+        }
+        std::mt19937_64 rng(11 + t);
+        std::uniform_real_distribution<double> val(-1.0, 1.0);
+        for (dim_t i = 0; i < pr.in.back().count(); ++i) pr.in.back().set(i, val(rng));
+    }
+    return pr;
+}
+
+// Runs one ISA's direct kernel with its plan's threads and (chunk > 0) images per chunk set.
+std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
+                               bool grouped) {
+    detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+    pl.nthr = nthr;
+    // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
+    // thread at a time: in both the order of every sum stays the same.
+    if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
+    tensor_buffer out(pr.r.outputs[0]);
+    std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
+    detail::conv_args a;
+    auto ptr = [&](int i) -> const void * { return i >= 0 ? pr.in[size_t(i)].data() : nullptr; };
+    a.src = ptr(pr.r.src_input);
+    a.dst = ptr(pr.r.dst_input);
+    a.wei = ptr(pr.r.wei_input);
+    a.bias = ptr(pr.r.bias_input);
+    a.out = out.data();
+    (grouped ? u.run_grouped : u.run)(pl, a);
+    return out.values();
+}
+
+TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
+    int runs = 0;
+    for (int nthr : {1, 2, 3})  // outermost: changing the team size costs a reconfiguration
+        for (const direct_unit &u : units) {
+            if (!detail::isa_available(u.isa)) continue;
+            for (const stream_case &c : cases) {
+                if (c.grouped && !u.run_grouped) continue;
+                prepared nxc = prepare(c, layout::nxc, false);
+                const std::vector<double> want = run_direct(u, nxc, nthr, 0, c.grouped);
+                // Every chunking of dense NCX; one each for the other layouts (fast enough for the
+                // sanitizer runs).
+                const std::pair<layout, dim_t> runs_of[] = {{layout::ncx, 0},
+                                                            {layout::ncx, 1},
+                                                            {layout::ncx, 2},
+                                                            {layout::ncx_row_gaps, 1},
+                                                            {layout::ncx_strided_w, 2}};
+                for (const auto &[l, chunk] : runs_of) {
+                    prepared pr = prepare(c, l, false);
+                    const std::vector<double> got = run_direct(u, pr, nthr, chunk, c.grouped);
+                    ASSERT_EQ(got.size(), want.size());
+                    for (size_t i = 0; i < got.size(); ++i)
+                        ASSERT_EQ(got[i], want[i])
+                            << u.name << " " << c.what << " " << layout_names[int(l)] << " threads "
+                            << nthr << " images per chunk " << chunk << " at " << i;
+                    ++runs;
+                }
+            }
+        }
+    std::printf(
+        "[ info    ] %d (unit, case, layout, threads, chunking) runs matched NXC bit for bit\n",
+        runs);
+}
+
+TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
+    for (const stream_case &c : cases)
+        for (layout l : {layout::ncx, layout::ncx_strided_w}) {
+            prepared pr = prepare(c, l, true);
+            tensor_buffer ref(pr.r.outputs[0]);  // once per problem, for every unit
+            testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
+            const std::vector<double> want = ref.values();
+            for (const direct_unit &u : units) {
+                if (!detail::isa_available(u.isa) || (c.grouped && !u.run_grouped)) continue;
+                const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped);
+                for (size_t i = 0; i < got.size(); ++i)
+                    ASSERT_EQ(got[i], want[i])
+                        << u.name << " " << c.what << " " << layout_names[int(l)] << " at " << i;
+            }
+        }
+}
+
+}  // namespace
+}  // namespace convgrad
