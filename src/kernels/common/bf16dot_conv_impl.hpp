@@ -157,37 +157,10 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.K = Kp;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
-    // The stride phases, as in the f32 kernel (direct_conv_impl.hpp run_bwd_data).
-    dim_t nph[3];
-    for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
-    const dim_t nphases = nph[0] * nph[1] * nph[2];
-    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t>) / sizeof(float) + 1) * nphases);
+    // One gather per stride phase (schedule/gather.hpp), as in the f32 kernel.
+    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<bf16_t> *jobs = reinterpret_cast<gather_job<bf16_t> *>(jobs_mem.p);
-    dim_t used = 0;
-    for (dim_t ph = 0; ph < nphases; ++ph) {
-        const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
-        gather_job<bf16_t> &jp = jobs[ph];
-        jp = j;
-        jp.taps = taps + used;
-        int ntaps = 0;
-        for (dim_t kd = 0; kd < p.k[0]; ++kd)
-            for (dim_t kh = 0; kh < p.k[1]; ++kh)
-                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                    const dim_t k[3] = {kd, kh, kw};
-                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
-                    bool ok = true;
-                    for (int x = 0; x < 3 && ok; ++x) {
-                        const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
-                        ok = floor_div(q, p.s[x]) * p.s[x] == q;
-                        t.a_off[x] = floor_div(q, p.s[x]);
-                    }
-                    if (ok) taps[used + ntaps++] = t;
-                }
-        used += ntaps;
-        for (int x = 0; x < 3; ++x)
-            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
-        jp.ntaps = ntaps;
-    }
+    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     gather_parallel(jobs, nphases);
     src_op.store(nthr);
 }

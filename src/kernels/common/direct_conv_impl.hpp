@@ -235,39 +235,10 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.K = p.ocg;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
-    // Stride phases: src pixels r + s*t (per axis) are reached by the taps k with
-    // (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s. Every tap belongs
-    // to exactly one phase, so all phases together hold ksp taps.
-    dim_t nph[3];
-    for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
-    const dim_t nphases = nph[0] * nph[1] * nph[2];
-    scratch jobs_mem(dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * nphases);
+    // One gather per stride phase (schedule/gather.hpp).
+    scratch jobs_mem(dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<float> *jobs = reinterpret_cast<gather_job<float> *>(jobs_mem.p);
-    dim_t used = 0;
-    for (dim_t ph = 0; ph < nphases; ++ph) {
-        const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
-        gather_job<float> &jp = jobs[ph];
-        jp = j;
-        jp.taps = taps + used;
-        int ntaps = 0;
-        for (dim_t kd = 0; kd < p.k[0]; ++kd)
-            for (dim_t kh = 0; kh < p.k[1]; ++kh)
-                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                    const dim_t k[3] = {kd, kh, kw};
-                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
-                    bool ok = true;
-                    for (int x = 0; x < 3 && ok; ++x) {
-                        const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
-                        ok = floor_div(q, p.s[x]) * p.s[x] == q;
-                        t.a_off[x] = floor_div(q, p.s[x]);
-                    }
-                    if (ok) taps[used + ntaps++] = t;
-                }
-        used += ntaps;
-        for (int x = 0; x < 3; ++x)
-            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
-        jp.ntaps = ntaps;
-    }
+    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;

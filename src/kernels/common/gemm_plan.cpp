@@ -233,8 +233,11 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     // Each batch element (tap, or row for bwd_weights) of its microkernel reduces only this
     // many values, and costs a few cycles of pointer set-up and accumulator traffic on top.
     const dim_t kred = bwd_w ? p.o[2] : bwd_d ? p.ocg : p.icg;
-    // (fwd/bwd_data load one pointer per tile row and batch element; bwd_weights two per row.)
-    const double per_batch = double(kred) / (double(kred) + (bwd_w ? 0.5 : 3.0));
+    // (fwd/bwd_data load one pointer per tile row and batch element, and so does bwd_weights
+    // for its src^T rows. Measured, 1 thread: DCGAN's 1x1-input projection's weight gradient,
+    // one pixel per row, ran 1.9x slower on the direct kernel than on the GEMM kernel, where an
+    // overhead of half a value per row had estimated it faster.)
+    const double per_batch = double(kred) / (double(kred) + (bwd_w ? 2.0 : 3.0));
     const double macs = p.macs();
     double cycles = macs / vlen / 2.0 / (lane_use * tile_efficiency(mr, nv) * useful * per_batch);
     const double copy = 3.0 + 2.0 / vlen;  // element by element, in and (for the output) out

@@ -150,6 +150,50 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
     }
 }
 
+// The gathers of bwd_data, one per stride phase, each a copy of `proto` with its own taps (into
+// `taps`, room for ksp) and axes. Stride phases: src pixels r + s*t (per axis) are reached by
+// the taps k with (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s. Every
+// tap belongs to exactly one phase, so all phases together hold ksp taps. Returns the number
+// of phases written to `jobs` (room for stride_phases(p)).
+static inline dim_t stride_phases(const conv_problem &p) {
+    dim_t n = 1;
+    for (int x = 0; x < 3; ++x) n *= imin(p.s[x], p.i[x]);
+    return n;
+}
+template <class E>
+static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &proto,
+                                 gather_tap *taps, gather_job<E> *jobs) {
+    dim_t nph[3];
+    for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
+    const dim_t nphases = nph[0] * nph[1] * nph[2];
+    dim_t used = 0;
+    for (dim_t ph = 0; ph < nphases; ++ph) {
+        const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
+        gather_job<E> &jp = jobs[ph];
+        jp = proto;
+        jp.taps = taps + used;
+        int ntaps = 0;
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t kh = 0; kh < p.k[1]; ++kh)
+                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                    const dim_t k[3] = {kd, kh, kw};
+                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
+                    bool ok = true;
+                    for (int x = 0; x < 3 && ok; ++x) {
+                        const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
+                        ok = floor_div(q, p.s[x]) * p.s[x] == q;
+                        t.a_off[x] = floor_div(q, p.s[x]);
+                    }
+                    if (ok) taps[used + ntaps++] = t;
+                }
+        used += ntaps;
+        for (int x = 0; x < 3; ++x)
+            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+        jp.ntaps = ntaps;
+    }
+    return nphases;
+}
+
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
 // the work of all of them is split statically over the threads.
 template <typename E>
