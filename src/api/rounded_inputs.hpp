@@ -3,6 +3,7 @@
 // mode's result: products of bf16 (f16) values are exact in f32 and are summed in f32.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "convgrad/logical_tensor.hpp"
@@ -18,7 +19,7 @@ public:
     const float *add(const logical_tensor &lt, const void *data, data_type to, int nthr);
 
 private:
-    std::vector<std::vector<float>> copies_;
+    std::vector<std::unique_ptr<float[]>> copies_;
 };
 
 }  // namespace convgrad::detail

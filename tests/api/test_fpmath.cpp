@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
+#include "api/rounded_inputs.hpp"
 #include "convgrad/json.hpp"
 #include "core/conv_problem.hpp"
 #include "core/float_convert.hpp"
@@ -165,6 +167,47 @@ TEST_P(FpmathMode, RoundsTheMultipliedInputsOnceAndAccumulatesInF32) {
 
 INSTANTIATE_TEST_SUITE_P(AllOps, FpmathMode, ::testing::ValuesIn(all_op_kinds),
                          [](const auto &info) { return std::string(to_string(info.param)); });
+
+// The rounding pass itself, bit for bit against the scalar conversions: ties, the largest
+// finite values (rounding to infinity), denormals, infinities and NaNs, dense and strided rows,
+// and a zero stride (rows sharing elements), on 1 and 3 threads.
+TEST(Fpmath, RoundingPassMatchesTheScalarConversionBitForBit) {
+    std::vector<float> vals;
+    for (uint32_t u : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu, 0xff7fffffu, 0x00000001u,
+                       0x807fffffu, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0xff800001u, 0x00000000u,
+                       0x80000000u, 0x477ff000u, 0x38800000u, 0x33000001u}) {
+        float f;
+        std::memcpy(&f, &u, sizeof f);
+        vals.push_back(f);
+    }
+    for (int i = 0; i < 50; ++i) vals.push_back(float(i) * 0.1234567f - 3.0f);
+    const dim_t n = dim_t(vals.size());
+    auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        return u;
+    };
+    for (data_type to : {data_type::bf16, data_type::f16})
+        for (int nthr : {1, 3}) {
+            auto want = [&](float v) {
+                return to == data_type::bf16 ? detail::bf16_to_float(detail::float_to_bf16(v))
+                                             : detail::f16_to_float(detail::float_to_f16(v));
+            };
+            // Dense [3][n], strided rows [n][3] read along n (stride 3), and a zero stride.
+            std::vector<float> dense(size_t(3 * n));
+            for (dim_t r = 0; r < 3; ++r)
+                for (dim_t i = 0; i < n; ++i) dense[size_t(r * n + i)] = vals[size_t((i + r) % n)];
+            detail::rounded_inputs ri;
+            const float *d = ri.add(logical_tensor(0, data_type::f32, dims{3, n}), dense.data(), to, nthr);
+            const float *t = ri.add(logical_tensor(1, data_type::f32, dims{n, 3}, dims{1, n}), dense.data(), to, nthr);
+            const float *z = ri.add(logical_tensor(2, data_type::f32, dims{4, n}, dims{0, 1}), dense.data(), to, nthr);
+            for (dim_t k = 0; k < 3 * n; ++k) {
+                ASSERT_EQ(bits(d[k]), bits(want(dense[size_t(k)]))) << k;
+                ASSERT_EQ(bits(t[k]), bits(want(dense[size_t(k)]))) << k;
+            }
+            for (dim_t k = 0; k < n; ++k) ASSERT_EQ(bits(z[k]), bits(want(dense[size_t(k)]))) << k;
+        }
+}
 
 TEST(Fpmath, KnownAnswerBiasIsNotRounded) {
     // 1x1 Convolution, one pixel: src 1 + 2^-9 and weight 1 + 2^-9 round to 1 in bf16 (below half
