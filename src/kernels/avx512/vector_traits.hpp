@@ -61,7 +61,15 @@ struct vt {
                                                                 _mm512_cvtepu16_epi32(h), 16))
                                                           : _mm512_cvtph_ps(h));
         }
-        widen_scalar(dt, x + i, y + i, n - i);
+        // The tail (and whole short runs: block transposes widen a few rows at a time) by one
+        // masked load, which does not touch the elements masked off.
+        if (i < n) {
+            const __mmask16 m = __mmask16((1u << unsigned(n - i)) - 1u);
+            const __m256i h = _mm256_maskz_loadu_epi16(m, x + i);
+            _mm512_mask_storeu_ps(y + i, m, dt == data_type::bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(
+                                                                    _mm512_cvtepu16_epi32(h), 16))
+                                                              : _mm512_cvtph_ps(h));
+        }
     }
     // One vector of 16 bf16 or f16 (exact widening; nearest-even narrowing, NaN kept quiet).
     static inline V load_bf16(const uint16_t *p) {
