@@ -28,6 +28,12 @@ std::string dw_why_not(const conv_problem &p) {
     if (p.icg != 1 || p.ocg != 1)
         return "not depthwise: " + std::to_string(p.icg) + " src and " + std::to_string(p.ocg) +
                " dst channels per group (needs 1 and 1)";
+    // Its pixel steps are stride x pixel stride in elements; a stride beyond the padded input
+    // (one output pixel along that axis, nothing to block) may make that overflow 64 bits.
+    for (int x = 0; x < 3; ++x)
+        if (double(p.s[x]) > double(p.i[x]) + double(p.pb[x]) + double(p.pe[x]))
+            return "a stride (" + std::to_string(p.s[x]) +
+                   ") beyond the padded input: one output pixel along that axis";
     return {};
 }
 

@@ -93,8 +93,9 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
             // Constant trip count: acc stays in registers; the taps in the padding are skipped.
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q) {
-                const dim_t iw = i0 + q * L.a;
-                if (q < m && iw >= 0 && iw < L.in_w)
+                // Only for pixels that exist: q * stride past them may not fit in 64 bits.
+                const dim_t iw = q < m ? i0 + q * L.a : -1;
+                if (iw >= 0 && iw < L.in_w)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v)
                         acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk),
