@@ -1,6 +1,7 @@
 #include "kernels/common/direct_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "threading/parallel.hpp"
@@ -22,16 +23,23 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     d.nthr = threads_for(p.macs());
     const cache_budget b = budget_of(caches);
     d.caches = caches;
+    // In double: a problem's extents may reach the dim_t range (the fuzzers build such problems
+    // with an empty batch) while the chunk sizes matter only for problems that fit in memory.
     // bwd_weights: src and diff_dst rows of a chunk within the L2 budget.
-    const dim_t row_bytes = (p.i[2] * p.ic() + p.o[2] * p.oc()) * 4;
-    d.rows_per_chunk = std::max<dim_t>(1, b.l2_rows / std::max<dim_t>(row_bytes, 1));
+    const double row_bytes =
+        (double(p.i[2]) * double(p.ic()) + double(p.o[2]) * double(p.oc())) * 4.0;
+    d.rows_per_chunk =
+        dim_t(std::max(1.0, std::min(std::floor(double(b.l2_rows) / std::max(row_bytes, 1.0)),
+                                     double(b.l2_rows))));
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
-    const dim_t copied =
-        (d.src_direct ? 0 : p.isp() * p.ic()) + (d.dst_direct ? 0 : p.osp() * p.oc());
-    const dim_t chunk_bytes = dim_t(caches.l2) * d.nthr / 2;
+    const double isp = double(p.i[0]) * double(p.i[1]) * double(p.i[2]);
+    const double osp = double(p.o[0]) * double(p.o[1]) * double(p.o[2]);
+    const double copied = (d.src_direct ? 0.0 : isp * double(p.ic())) +
+                          (d.dst_direct ? 0.0 : osp * double(p.oc()));
+    const double chunk_bytes = double(caches.l2) * d.nthr / 2;
+    const double mb = double(std::max<dim_t>(p.mb, 1));
     d.images_per_chunk =
-        copied == 0 ? std::max<dim_t>(p.mb, 1)
-                    : std::clamp<dim_t>(chunk_bytes / (copied * 4), 1, std::max<dim_t>(p.mb, 1));
+        copied == 0 ? dim_t(mb) : dim_t(std::clamp(std::floor(chunk_bytes / (copied * 4.0)), 1.0, mb));
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     return d;
