@@ -4,6 +4,10 @@
 // problem, too).
 #include "kernels/gemm_kernels.hpp"
 
+#include "kernels/pack/padded_src.hpp"
+#include "threading/parallel.hpp"
+#include "threading/scratch_cache.hpp"
+
 namespace convgrad::detail {
 namespace {
 
@@ -12,7 +16,18 @@ class gemm_kernel final : public kernel {
     gemm_kernel(const conv_problem &p, register_tile t, gemm_run_fn run) : run_(run) {
         pl_ = make_gemm_plan(p, t.vlen, t.nregs, tables_);  // the plan points into tables_
     }
-    void execute(const conv_args &args) const override { run_(pl_, args); }
+    void execute(const conv_args &args) const override {
+        if (!pl_.pad.needed) {
+            run_(pl_, args);
+            return;
+        }
+        // Taps in the padding: the tables index a zero-bordered copy of src.
+        scratch_buffer<char> copy(size_t(pl_.pad.elems) * element_size(pl_.p.dt));
+        copy_padded_src(pl_.user, pl_.pad, args.src, copy.data(), pl_.nthr);
+        conv_args a = args;
+        a.src = copy.data();
+        run_(pl_, a);
+    }
     std::string describe() const override { return detail::describe(pl_); }
 
   private:

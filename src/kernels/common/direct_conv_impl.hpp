@@ -127,11 +127,8 @@ static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *o
     for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
 }
 
-// Few input channels (the first layer of a network: 3): the kernel width and the channels
-// together form the reduced axis, contiguous in a copy of src padded along w, so each batch
-// element reduces KW*ICg values instead of ICg.
-static bool flatten_w(const conv_problem &p) {
-    return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
+static bool flatten_w(const conv_problem &p) {  // (direct_plan.hpp)
+    return direct_flattens_w(p);
 }
 
 // fwd and bwd_data stream the batch in chunks of images (plan.images_per_chunk): the chunk's

@@ -34,6 +34,13 @@ struct direct_plan {
 
 /// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers, for
 /// caches of the given sizes (by default this machine's).
+/// Few input channels (the first layer of a network: 3): the forward direct kernel makes the
+/// kernel width and the channels together the reduced axis, contiguous in a copy of src padded
+/// along w, so each batch element reduces KW*ICg values instead of ICg.
+inline bool direct_flattens_w(const conv_problem &p) {
+    return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
+}
+
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              const cache_sizes &caches = machine_caches());
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernels/common/direct_plan.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 #include "threading/parallel.hpp"
 
@@ -199,8 +200,9 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     // A (M x K) is read in place when it is f32 with k contiguous, else copied once per column
     // block of C; B (K x N) is packed once per row block.
     const gemm_tensor at = tensor_of(m_ax, pr.k);
+    // (The packer reads A in place only when a whole K block is one run.)
     const bool a_in_place = dt == data_type::f32 &&
-                            t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, 16));
+                            t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, kc));
     e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * cost(m_ax, pr.k)) +
              double(K) * double(N) * double(div_up(M, mc)) * cost(pr.k, n_ax);
     // C is stored once; contiguous rows store as vectors, other layouts element by element.
@@ -232,7 +234,10 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     }
     // Each batch element (tap, or row for bwd_weights) of its microkernel reduces only this
     // many values, and costs a few cycles of pointer set-up and accumulator traffic on top.
-    const dim_t kred = bwd_w ? p.o[2] : bwd_d ? p.ocg : p.icg;
+    const dim_t kred =
+        bwd_w   ? p.o[2]
+        : bwd_d ? p.ocg
+                : p.icg * (p.dir == conv_direction::fwd && direct_flattens_w(p) ? p.k[2] : 1);
     // (fwd/bwd_data load one pointer per tile row and batch element, and so does bwd_weights
     // for its src^T rows. Measured, 1 thread: DCGAN's 1x1-input projection's weight gradient,
     // one pixel per row, ran 1.9x slower on the direct kernel than on the GEMM kernel, where an
@@ -240,6 +245,15 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     const double per_batch = double(kred) / (double(kred) + (bwd_w ? 2.0 : 3.0));
     const double macs = p.macs();
     double cycles = macs / vlen / 2.0 / (lane_use * tile_efficiency(mr, nv) * useful * per_batch);
+    // bwd_weights also zeroes f32 partial weights, reduces them and stores them in the user's
+    // layout: a few passes over the weights, from memory once they outgrow L2. With few pixels
+    // that, not the FMAs, bounds the time. (Measured, 1 thread: 402 -> 715 channels, kernel 9,
+    // one 31-pixel row: 4.3x slower than the GEMM kernel, which writes its C once, where an
+    // estimate without these passes said 0.72x.)
+    if (bwd_w) {
+        const double wei = double(p.ksp()) * double(p.icg) * double(p.ocg) * double(p.g);
+        cycles += wei * (4.0 * wei > double(machine_caches().l2) ? 1.5 : 0.5);
+    }
     const double copy = 3.0 + 2.0 / vlen;  // element by element, in and (for the output) out
     if (p.dt != data_type::f32 || p.src.c != 1) cycles += double(p.mb * p.isp() * p.ic()) * copy;
     if (p.dt != data_type::f32 || p.dst.c != 1) cycles += double(p.mb * p.osp() * p.oc()) * copy;
@@ -269,9 +283,13 @@ struct choice {
     double direct = 0;
 };
 
-choice choose(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &storage) {
+// `p` is the problem over src's padded copy when `pad.needed` (the direct kernel's estimate is
+// of the problem as given, `user`).
+choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, int nregs,
+              std::vector<dim_t> &storage) {
+    const conv_problem &p = pad.p;
     choice c;
-    c.direct = direct_estimate(p, vlen, nregs);
+    c.direct = direct_estimate(user, vlen, nregs);
     const product pr = natural(p.dir);
     bool first = true;
     for (bool tap_major : {true, false}) {
@@ -290,6 +308,10 @@ choice choose(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &st
             }
     }
     c.t = build_tables(p, c.tap_major, storage);
+    // The padded copy: zeros and copied channels runs (NXC) or rows (NCX) as memcpy; a user
+    // tensor whose channels are strided is read element by element into a channels-last copy.
+    if (pad.needed)
+        c.best.pack += double(pad.elems) * (user.src.c == 1 || !pad.nxc ? 0.5 : 3.0) / double(p.g);
     // bwd_data whose windows skip src elements first sets all of src, element by element.
     if (p.dir == conv_direction::bwd_data && !windows_cover_src(p))
         c.best.store += 3.0 * double(p.mb * p.isp() * p.icg);
@@ -304,8 +326,55 @@ std::string fmt(double x) {
 
 }  // namespace
 
+gemm_padded_src padded_src_of(const conv_problem &p) {
+    gemm_padded_src r;
+    r.p = p;
+    if (p.dir == conv_direction::bwd_data) return r;
+    // Extents of the copy along each axis: from the first window's start (padding included) to
+    // the last window's end. In double first: the products may not fit in 64 bits.
+    double ext[3], elems = double(p.mb) * double(p.ic());
+    for (int x = 0; x < 3; ++x) {
+        const double e =
+            double(p.o[x] - 1) * double(p.s[x]) + double(p.k[x] - 1) * double(p.dl[x]) + 1.0;
+        ext[x] = p.o[x] == 0 ? 0.0 : e;
+        if (p.pb[x] > 0 || ext[x] - double(p.pb[x]) > double(p.i[x])) r.needed = true;
+        elems *= std::max(ext[x], 1.0);
+    }
+    if (!r.needed) return r;
+    for (int x = 0; x < 3; ++x)
+        if (p.pb[x] < 0) {
+            r.why_not = "a negative begin padding: the windows start inside src";
+            return r;
+        }
+    // At most twice src's elements (and within conv_problem::scratch_bound, which counts two f32
+    // copies of src), plus a little for tiny tensors.
+    const double src_elems = double(p.mb) * double(p.ic()) * double(p.isp());
+    if (elems > 2.0 * src_elems + double(1 << 16)) {
+        r.why_not = "its zero-padded copy of src would hold " + fmt(elems) +
+                    " elements, more than twice src's " + fmt(src_elems);
+        return r;
+    }
+    conv_problem &q = r.p;
+    r.nxc = p.src.c == 1 || p.ic() == 1;
+    r.elems = dim_t(elems);
+    const dim_t C = p.ic();
+    dim_t e[3];
+    for (int x = 0; x < 3; ++x) {
+        e[x] = std::max<dim_t>(dim_t(ext[x]), 1);
+        q.i[x] = e[x];
+        q.pb[x] = 0;
+        q.pe[x] = 0;
+    }
+    if (r.nxc)
+        q.src = {e[0] * e[1] * e[2] * C, 1, {e[1] * e[2] * C, e[2] * C, C}};
+    else
+        q.src = {C * e[0] * e[1] * e[2], e[0] * e[1] * e[2], {e[1] * e[2], e[2], 1}};
+    return r;
+}
+
 std::string gemm_shape_why_not(const conv_problem &p) {
     static const char *ax[3] = {"d", "h", "w"};
+    if (p.dir != conv_direction::bwd_data) return padded_src_of(p).why_not;
     for (int x = 3 - p.nsp; x < 3; ++x) {
         const dim_t ke = (p.k[x] - 1) * p.dl[x] + 1;
         const std::string a = std::string(" along ") + ax[x];
@@ -331,7 +400,7 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
     if (entries > max_table_entries)
         return "its offset tables would hold " + fmt(entries) + " entries, above the limit of 2^26";
     std::vector<dim_t> storage;
-    const choice c = choose(p, vlen, nregs, storage);
+    const choice c = choose(p, padded_src_of(p), vlen, nregs, storage);
     if (c.best.total() < margin * c.direct) return {};
     return "the direct kernel is estimated faster: " + fmt(c.direct) + " cycles per group vs " +
            fmt(c.best.total()) + " for the best matrix-product mapping (" +
@@ -339,11 +408,15 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
            std::to_string(c.best.nv) + " vectors)";
 }
 
-gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables) {
+gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs,
+                         std::vector<dim_t> &tables) {
     gemm_plan pl;
-    pl.p = p;
+    pl.user = user;
+    pl.pad = padded_src_of(user);
+    pl.p = pl.pad.p;
+    const conv_problem &p = pl.p;
     pl.vlen = vlen;
-    const choice c = choose(p, vlen, nregs, tables);
+    const choice c = choose(user, pl.pad, vlen, nregs, tables);
     pl.est = c.best;
     pl.direct_estimate = c.direct;
     const axis_tables &t = c.t;
@@ -405,9 +478,11 @@ std::string describe(const gemm_plan &pl) {
                     " tile=" + std::to_string(pl.mr) + "x" + std::to_string(pl.nv * pl.vlen) +
                     " mc=" + std::to_string(pl.mc) + " nc=" + std::to_string(pl.nc) +
                     " kc=" + std::to_string(pl.kc) + " ksplit=" + std::to_string(pl.ksplit) +
-                    (pl.prefill ? " prefill" : "") + " est=" + fmt(pl.est.total()) + " (fma " +
-                    fmt(pl.est.fma) + ", pack " + fmt(pl.est.pack) + ", store " +
-                    fmt(pl.est.store) + ") direct_est=" + fmt(pl.direct_estimate) +
+                    (pl.prefill ? " prefill" : "") +
+                    (pl.pad.needed ? " src_padded_copy=" + std::to_string(pl.pad.elems) : "") +
+                    " est=" + fmt(pl.est.total()) + " (fma " + fmt(pl.est.fma) + ", pack " +
+                    fmt(pl.est.pack) + ", store " + fmt(pl.est.store) +
+                    ") direct_est=" + fmt(pl.direct_estimate) +
                     " caches: " + to_string(machine_caches());
     (void)axis_name;
     return s;

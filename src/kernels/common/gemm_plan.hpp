@@ -1,13 +1,17 @@
 // The plan of the GEMM kernel: convolutions that are matrix products, mapped by a cost estimate.
 //
-// A convolution is a matrix product per group when every src element is read by at most one
-// (dst pixel, tap) pair and no tap reads padding: no begin padding, kernel windows that do not
-// overlap (stride >= dilated kernel extent) and do not reach past the end of src. Then, with
+// With
 //   P = dst pixels (n, od, oh, ow),  I = (input channel, tap),  O = output channels,
-// src is a P x I matrix, dst a P x O matrix and the weights an O x I matrix, and
+// src read through its windows is a P x I matrix (im2col, never materialized: an element's
+// offset is row[p] + col[i]), dst a P x O matrix and the weights an O x I matrix, and
 //   fwd: dst = src * wei^T,   bwd_data: src = dst * wei,   bwd_weights: wei = dst^T * src.
-// 1x1 kernels at stride 1, 1x1 inputs covered by the kernel (a ConvTranspose from 1x1, a
-// "kernel = input" layer) and kernel == stride up-convolutions are all this one shape.
+// fwd and bwd_weights only read src, so overlapping windows (any kernel, stride and dilation)
+// are fine; taps that read padding read a zero-bordered copy of src (gemm_padded_src).
+// bwd_data writes src through the windows: it is a product only when every src element is
+// written by at most one (dst pixel, tap) pair and no tap reads padding (no begin padding,
+// windows that neither overlap nor reach past the end of src): 1x1 kernels at stride 1, 1x1
+// inputs covered by the kernel (a ConvTranspose from 1x1) and kernel == stride up-convolutions.
+// (Its other shapes are the col2im kernel's.)
 //
 // Each product can be computed as C = A*B or as C^T = B^T*A^T: the plan picks the orientation and
 // the register tile whose estimated time (FMAs at the lane utilization of the tile, plus the cost
@@ -37,6 +41,18 @@ struct gemm_operand {
     dim_t gstride = 0;
 };
 
+/// fwd/bwd_weights whose taps read padding: the GEMM kernel first copies src, in its own type
+/// and axis order (channels last or not), into a buffer with the zeros of the padding around it,
+/// and computes `p` over that copy (no padding, src the copy's dense layout).
+struct gemm_padded_src {
+    bool needed = false;
+    std::string why_not;  // why no copy can serve (too big): then `p` is not set
+    conv_problem p;       // the problem over the copy (the given one when not needed)
+    dim_t elems = 0;      // elements of the copy
+    bool nxc = true;      // the copy's channels are innermost
+};
+gemm_padded_src padded_src_of(const conv_problem &p);
+
 /// Estimated cost of one mapping, in FMA-port cycles per group (for the choice and for logs).
 struct gemm_estimate {
     bool transposed = false;  // C^T = B^T A^T: the M and N roles of the natural product swapped
@@ -46,7 +62,9 @@ struct gemm_estimate {
 };
 
 struct gemm_plan {
-    conv_problem p;
+    conv_problem p;     // the problem the tables index (over src's padded copy when pad.needed)
+    conv_problem user;  // the problem as given
+    gemm_padded_src pad;
     dim_t M = 0, N = 0, K = 0;  // per group: C[M x N] = sum_k A[M x K] * B[K x N]
     gemm_operand a, b, c;       // c is the output tensor of the direction
     int vlen = 1, nv = 1, mr = 1;

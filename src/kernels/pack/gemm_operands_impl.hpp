@@ -10,6 +10,24 @@ static inline void gemm_copy_run(data_type dt, const void *base, dim_t off, floa
         vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
 }
 
+// n elements of a user tensor at `off + col[j]`, as f32: runs of consecutive offsets (run[j]:
+// how many from j on step by +1) copied as runs, short ones element by element.
+static inline void gemm_copy_runs(data_type dt, const void *base, dim_t off, const dim_t *col,
+                                  const dim_t *run, dim_t n, float *out) {
+    for (dim_t j = 0; j < n;) {
+        const dim_t len = imin(run[j], n - j);
+        if (len >= 4) {
+            gemm_copy_run(dt, base, off + col[j], out + j, len);
+        } else if (dt == data_type::f32) {  // plain loads: no call, no type switch
+            const float *x = static_cast<const float *>(base) + off;
+            for (dim_t e = j; e < j + len; ++e) out[e] = x[col[e]];
+        } else {
+            for (dim_t x = 0; x < len; ++x) out[j + x] = load_elem(dt, base, off + col[j + x]);
+        }
+        j += len;
+    }
+}
+
 // The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
 // into the user's tensor when it is f32 with k contiguous (nothing to copy), else into `buf`,
 // filled row by row ([r][k]; bf16/f16 widened exactly).
@@ -38,10 +56,10 @@ static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t
                 for (int i = 0; i < kn; ++i) offs[i] += W;
             }
         }
-    } else {
+    } else {  // k in runs (the taps of an im2col row: one run of channels per tap) or none
         for (dim_t r = 0; r < rows; ++r)
-            for (dim_t k = 0; k < kcnt; ++k)
-                buf[r * kcnt + k] = load_elem(dt, base, goff + a.row[m + r] + a.col[k0 + k]);
+            gemm_copy_runs(dt, base, goff + a.row[m + r], a.col + k0, a.col_run + k0, kcnt,
+                           buf + r * kcnt);
     }
 }
 
@@ -60,24 +78,25 @@ static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t
     }
     for (dim_t k = 0; k < kcnt; ++k)
         for (dim_t n = ncnt; n < ldb; ++n) out[k * ldb + n] = 0.f;
-    if (b.row_run[k0] >= kcnt) {  // k contiguous (NCX pixels): block transposes
+    // k in runs of at least 4 (NCX pixels; the channels of each tap of a transposed im2col):
+    // block transposes of up to W x W, one per run piece.
+    if (b.row_run[k0] >= imin(kcnt, 4)) {
         dim_t offs[W];
         for (dim_t nb = 0; nb < ncnt; nb += W) {
             const int nn = int(imin(W, ncnt - nb));
-            for (int i = 0; i < nn; ++i) offs[i] = goff + b.col[n0 + nb + i] + b.row[k0];
-            for (dim_t kb = 0; kb < kcnt; kb += W) {
-                const int kn = int(imin(W, kcnt - kb));
+            for (dim_t kb = 0; kb < kcnt;) {
+                const int kn = int(imin(imin(W, kcnt - kb), b.row_run[k0 + kb]));
+                for (int i = 0; i < nn; ++i) offs[i] = goff + b.col[n0 + nb + i] + b.row[k0 + kb];
                 runs_to_rows(dt, base, offs, nn, kn, out + kb * ldb + nb, ldb);
-                for (int i = 0; i < nn; ++i) offs[i] += W;
+                kb += kn;
             }
         }
         return;
     }
-    for (dim_t n = 0; n < ncnt; ++n) {  // neither contiguous: element by element
-        const dim_t coff = goff + b.col[n0 + n];
-        for (dim_t k = 0; k < kcnt; ++k)
-            out[k * ldb + n] = load_elem(dt, base, coff + b.row[k0 + k]);
-    }
+    // Columns in runs (channels of a group, pixels of a row) or none: run by run along n.
+    for (dim_t k = 0; k < kcnt; ++k)
+        gemm_copy_runs(dt, base, goff + b.row[k0 + k], b.col + n0, b.col_run + n0, ncnt,
+                       out + k * ldb);
 }
 
 // Writes rows [m0, m0 + mcnt) x columns [n0, n0 + ncnt) of C from an f32 block (rows ld apart),
