@@ -332,15 +332,16 @@ gemm_padded_src padded_src_of(const conv_problem &p) {
     if (p.dir == conv_direction::bwd_data) return r;
     // Extents of the copy along each axis: from the first window's start (padding included) to
     // the last window's end. In double first: the products may not fit in 64 bits.
-    double ext[3], elems = double(p.mb) * double(p.ic());
+    double ext[3], img = double(p.ic());  // elements of one image's copy
     for (int x = 0; x < 3; ++x) {
         const double e =
             double(p.o[x] - 1) * double(p.s[x]) + double(p.k[x] - 1) * double(p.dl[x]) + 1.0;
         ext[x] = p.o[x] == 0 ? 0.0 : e;
         if (p.pb[x] > 0 || ext[x] - double(p.pb[x]) > double(p.i[x])) r.needed = true;
-        elems *= std::max(ext[x], 1.0);
+        img *= std::max(ext[x], 1.0);
     }
     if (!r.needed) return r;
+    const double elems = img * double(p.mb);
     for (int x = 0; x < 3; ++x)
         if (p.pb[x] < 0) {
             r.why_not = "a negative begin padding: the windows start inside src";
@@ -352,6 +353,11 @@ gemm_padded_src padded_src_of(const conv_problem &p) {
     if (elems > 2.0 * src_elems + double(1 << 16)) {
         r.why_not = "its zero-padded copy of src would hold " + fmt(elems) +
                     " elements, more than twice src's " + fmt(src_elems);
+        return r;
+    }
+    // (The copy's strides and size as 64-bit integers: an empty batch does not bound them.)
+    if (img > 0x1p60 || elems > 0x1p60) {
+        r.why_not = "its zero-padded copy of src would be too large to address";
         return r;
     }
     conv_problem &q = r.p;
