@@ -204,6 +204,40 @@ static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *p
     });
 }
 
+// Weights whose output channels are contiguous (XIO/XOI): a vector of output channels at a time,
+// summed over the threads in order (the same sums as element by element: the bits too) and
+// stored as one run. (Element by element, with a type switch per element, this pass took 4x
+// the products' time on a 402 -> 715 channel, 9-tap layer with one 31-pixel row.)
+static void reduce_weight_partials_by_channels(const direct_plan &pl, const float *partials,
+                                               dim_t part, dim_t ldn, void *out) {
+    const conv_problem &p = pl.p;
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp();
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        alignas(64) float sums[W];
+        dim_t s, e;
+        split(p.g * ksp * p.icg, nt, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + g * p.ocg;
+            for (dim_t oc0 = 0; oc0 < p.ocg; oc0 += W) {
+                const int nn = int(imin(W, p.ocg - oc0));
+                const mask_t mk = vt::mask(nn);
+                V sum = vt::zero();
+                for (int q = 0; q < nt; ++q)
+                    sum = vt::add(sum, vt::load_mask(partials + q * part + x * ldn + oc0, mk));
+                if (p.dt == data_type::f32) {
+                    vt::store_mask(static_cast<float *>(out) + base + oc0, sum, mk);
+                } else {
+                    vt::store(sums, sum);
+                    vt::narrow(p.dt, sums, static_cast<uint16_t *>(out) + base + oc0, nn);
+                }
+            }
+        }
+    });
+}
+
 // Sums the threads' partials in thread order into the user's weights (rounded once).
 static void reduce_weight_partials(const direct_plan &pl, const float *partials, dim_t part,
                                    dim_t ldn, void *out) {
@@ -211,6 +245,8 @@ static void reduce_weight_partials(const direct_plan &pl, const float *partials,
     const dim_t ksp = p.ksp();
     if (weight_taps_contiguous(p))
         return reduce_weight_partials_by_taps(pl, partials, part, ldn, out);
+    if (p.wei.oc == 1)  // XIO/XOI: the output channels contiguous, like the partials' rows
+        return reduce_weight_partials_by_channels(pl, partials, part, ldn, out);
     parallel(pl.nthr, [&](int ithr, int nt) {
         // Fixed-order reduction of the partial sums into the user's weights.
         const weights_layout &l = p.wei;
