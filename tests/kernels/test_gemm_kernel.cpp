@@ -203,6 +203,41 @@ TEST(Dispatch, GemmShapedProblemsPickTheGemmKernel) {
     }
 }
 
+// Short reductions per tap: the direct kernel reduces ICg values per batch element (one per
+// tap), the GEMM kernel the whole window at once (im2col through its offset tables). Measured
+// (1 thread, random problems): 421 -> 230 ms for the first, 386 -> 19 ms for a 1-D ConvTranspose
+// gradient with a 991-tap kernel and padding (through the padded copy of src).
+TEST(Dispatch, ShortReductionsPickTheGemmKernel) {
+    const char *want = detail::effective_isa() >= detail::cpu_isa::avx512 ? "gemm:avx512"
+                       : detail::effective_isa() >= detail::cpu_isa::avx2 ? "gemm:avx2"
+                                                                          : "gemm:sse2";
+    {  // 2 groups of 1 -> 312 channels, a 12-tap 1-D kernel: one value per tap.
+        op o(0, op_kind::Convolution);
+        o.set_attr("strides", dims{1})
+            .set_attr("pads_begin", dims{0})
+            .set_attr("pads_end", dims{0});
+        o.set_attr("dilations", dims{1}).set_attr("groups", dim_t(2));
+        o.set_attr("data_format", std::string("NXC"))
+            .set_attr("weights_format", std::string("XIO"));
+        o.add_input(logical_tensor(0, data_type::f32, {4, 4471, 2}))
+            .add_input(logical_tensor(1, data_type::f32, {12, 1, 624}))
+            .add_output(logical_tensor::unknown(2, data_type::f32));
+        EXPECT_EQ(kernel_for(o), want);
+    }
+    {  // ConvTransposeBackwardData 6 -> 1 channel, 991 taps, padding 495 on both sides.
+        op o(0, op_kind::ConvTransposeBackwardData);
+        o.set_attr("strides", dims{1})
+            .set_attr("pads_begin", dims{495})
+            .set_attr("pads_end", dims{495});
+        o.set_attr("dilations", dims{1}).set_attr("data_format", std::string("NXC"));
+        o.set_attr("weights_format", std::string("XOI"));
+        o.add_input(logical_tensor(0, data_type::f32, {2, 4757, 1}))
+            .add_input(logical_tensor(1, data_type::f32, {991, 1, 6}))
+            .add_output(logical_tensor(2, data_type::f32, {2, 4757, 6}));
+        EXPECT_EQ(kernel_for(o), want);
+    }
+}
+
 TEST(Dispatch, GemmKernelDeclinesWithReasons) {
     detail::conv_problem p;  // 3x3, pad 1: taps read padding
     p.nsp = 2;
