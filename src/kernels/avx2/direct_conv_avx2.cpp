@@ -100,10 +100,10 @@ struct vt {
     static inline __m128i to_f16(V v) {
         const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         const __m256i nan32 = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        const __m128i nan = _mm_packs_epi32(_mm256_castsi256_si128(nan32),
-                                            _mm256_extracti128_si256(nan32, 1));
-        const __m128i quiet = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(short(0x8000))),
-                                           _mm_set1_epi16(0x7e00));
+        const __m128i nan =
+            _mm_packs_epi32(_mm256_castsi256_si128(nan32), _mm256_extracti128_si256(nan32, 1));
+        const __m128i quiet =
+            _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(short(0x8000))), _mm_set1_epi16(0x7e00));
         return _mm_blendv_epi8(h, quiet, nan);
     }
     static inline void store_f16(uint16_t *p, V v) {
