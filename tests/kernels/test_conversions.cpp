@@ -53,7 +53,8 @@ TEST(Conversions, WidenEveryValueExactlyAtEveryLength) {
                 if (signaling(dt, all[i])) {
                     // The hardware conversions (vcvtph2ps) quiet a signaling NaN, the portable
                     // one keeps it: the same NaN but for the quiet bit.
-                    ASSERT_EQ(got & ~0x00400000u, want) << s->name << " " << to_string(dt) << " " << i;
+                    ASSERT_EQ(got & ~0x00400000u, want)
+                        << s->name << " " << to_string(dt) << " " << i;
                 } else {
                     ASSERT_EQ(got, want) << s->name << " " << to_string(dt) << " value " << i;
                 }
@@ -65,9 +66,11 @@ TEST(Conversions, WidenEveryValueExactlyAtEveryLength) {
                     const uint16_t *x = all.data() + 0x3c00 + off * 7;  // 1.0 upwards (f16)
                     s->widen(dt, x, z.data() + off, n);
                     for (dim_t i = 0; i < n + 8; ++i) {
-                        const float want = i >= off && i < off + n ? widen_scalar_ref(dt, x[i - off]) : -3.f;
+                        const float want =
+                            i >= off && i < off + n ? widen_scalar_ref(dt, x[i - off]) : -3.f;
                         ASSERT_EQ(bits(z[size_t(i)]), bits(want))
-                            << s->name << " " << to_string(dt) << " n=" << n << " off=" << off << " at " << i;
+                            << s->name << " " << to_string(dt) << " n=" << n << " off=" << off
+                            << " at " << i;
                     }
                 }
         }
@@ -97,8 +100,9 @@ std::vector<float> hard_floats(data_type dt, std::mt19937_64 &rng) {
             v.push_back(float(k) * 2.98023223876953125e-8f);
             v.push_back(-float(k) * 2.98023223876953125e-8f);
         }
-        for (float f : {6.103515625e-05f, 6.1035156e-05f, 6.0975552e-05f, 5.9604645e-08f, 2.9802322e-08f,
-                        2.9802326e-08f, 65504.f, 65519.99f, 65520.f, 65536.f, 1e10f})
+        for (float f :
+             {6.103515625e-05f, 6.1035156e-05f, 6.0975552e-05f, 5.9604645e-08f, 2.9802322e-08f,
+              2.9802326e-08f, 65504.f, 65519.99f, 65520.f, 65536.f, 1e10f})
             v.push_back(f), v.push_back(-f);
     }
     for (uint32_t u : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7fc00001u, 0x7fa00000u,
@@ -121,7 +125,8 @@ TEST(Conversions, NarrowMatchesTheScalarRoundingBitForBit) {
             ASSERT_EQ(y[0], 0x5555) << s->name;
             for (size_t i = 1; i < x.size(); ++i)
                 ASSERT_EQ(y[i], narrow_scalar_ref(dt, x[i]))
-                    << s->name << " " << to_string(dt) << " float bits 0x" << std::hex << bits(x[i]);
+                    << s->name << " " << to_string(dt) << " float bits 0x" << std::hex
+                    << bits(x[i]);
             // Every length 0..40 at every offset; the elements around the run stay untouched.
             for (dim_t off = 0; off < 3; ++off)
                 for (dim_t n = 0; n <= 40; ++n) {
@@ -130,9 +135,12 @@ TEST(Conversions, NarrowMatchesTheScalarRoundingBitForBit) {
                     s->narrow(dt, x.data() + start, z.data() + off, n);
                     for (dim_t i = 0; i < n + 8; ++i) {
                         const uint16_t want =
-                            i >= off && i < off + n ? narrow_scalar_ref(dt, x[start + size_t(i - off)]) : 0x5555;
+                            i >= off && i < off + n
+                                ? narrow_scalar_ref(dt, x[start + size_t(i - off)])
+                                : 0x5555;
                         ASSERT_EQ(z[size_t(i)], want)
-                            << s->name << " " << to_string(dt) << " n=" << n << " off=" << off << " at " << i;
+                            << s->name << " " << to_string(dt) << " n=" << n << " off=" << off
+                            << " at " << i;
                     }
                 }
         }
