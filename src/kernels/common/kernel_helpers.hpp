@@ -29,7 +29,7 @@ static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) {
 
 // (F16C's scalar widening comes from widen_scalar, convert_scalar.hpp.)
 static inline float load_elem(data_type dt, const void *base, dim_t off) {
-    if (dt == data_type::f32) return static_cast<const float *>(base)[off];
+    if (dt != data_type::bf16 && dt != data_type::f16) return static_cast<const float *>(base)[off];
     float y;
     widen_scalar(dt, static_cast<const uint16_t *>(base) + off, &y, 1);
     return y;

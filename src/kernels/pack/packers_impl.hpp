@@ -241,7 +241,27 @@ static inline void rows_to_runs(data_type dt, const float *m, dim_t ldm, int nru
 
 // -------------------------------------------------------------------------------- f32 panel --
 
+// Columns contiguous along k (the transposed weights of bwd_data, XOI): W x W block transposes
+// of W column runs, not a strided copy element by element (a fifth of HiFi-GAN's f16
+// ConvTranspose went there, 1 thread).
+static void pack_f32_panel_by_columns(const matrix_view &v, dim_t K, dim_t N, dim_t ldn,
+                                      float *out) {
+    dim_t offs[W];
+    for (dim_t n0 = 0; n0 < N; n0 += W) {
+        const int nn = int(imin(W, N - n0));
+        for (int i = 0; i < nn; ++i) offs[i] = v.off + (n0 + i) * v.ns;
+        for (dim_t k0 = 0; k0 < K; k0 += W) {
+            const int kn = int(imin(W, K - k0));
+            runs_to_rows(v.dt, v.base, offs, nn, kn, out + k0 * ldn + n0, ldn);
+            for (int i = 0; i < nn; ++i) offs[i] += W;
+        }
+    }
+    for (dim_t k = 0; k < K; ++k)
+        for (dim_t n = N; n < ldn; ++n) out[k * ldn + n] = 0.f;
+}
+
 static void pack_f32_panel(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, float *out) {
+    if (v.ks == 1 && v.ns != 1 && K > 1) return pack_f32_panel_by_columns(v, K, N, ldn, out);
     for (dim_t k = 0; k < K; ++k) {
         float *o = out + k * ldn;
         const dim_t row = v.off + k * v.ks;
