@@ -120,6 +120,8 @@ static void pack_row_channels_last(data_type dt, const void *user, const data_la
         for (dim_t w = 0; w < w_count; ++w)
             std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
                         size_t(C) * sizeof(float));
+    } else if (l.c == 1 && l.sp[2] == C) {  // a dense row: one vector conversion (few channels)
+        vt::widen(dt, static_cast<const uint16_t *>(user) + base, o, w_count * C);
     } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
         for (dim_t w = 0; w < w_count; ++w)
             vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
@@ -185,6 +187,10 @@ static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             const float *x = in + r * sp[2] * C;
             const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            if (l.c == 1 && l.sp[2] == C && dt != data_type::f32) {  // a dense row at once
+                vt::narrow(dt, x, static_cast<uint16_t *>(user) + base, sp[2] * C);
+                continue;
+            }
             if (l.c == 1 && dt != data_type::f32) {  // vector rounding to nearest-even
                 for (dim_t w = 0; w < sp[2]; ++w)
                     vt::narrow(dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2],
