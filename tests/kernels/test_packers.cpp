@@ -80,7 +80,7 @@ TEST(Packers, F32PanelPlacesEveryElementPadsWithZeroAndRoundTrips) {
     for (const pack_set *s : all_packers) {
         if (!isa_available(s->isa)) continue;
         for (data_type dt : all_types)
-            for (dim_t K : {1, 2, 7, 33})
+            for (dim_t K : {1, 2, 7, 16, 33, 48})
                 for (dim_t N : {1, 3, 16, 17, 40})
                     for (int kind = 0; kind < 3; ++kind) {
                         const view_case c = make_view(rng, K, N, kind);

@@ -95,17 +95,28 @@ struct vt {
             reinterpret_cast<__m128i *>(p),
             _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
     }
+    // f16 of 8 floats; a NaN becomes sign | 0x7e00 like the scalar float_to_f16 (vcvtps2ph
+    // alone keeps the top bits of the payload, and the results would depend on the ISA).
+    static inline __m128i to_f16(V v) {
+        const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256i nan32 = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        const __m128i nan =
+            _mm_packs_epi32(_mm256_castsi256_si128(nan32), _mm256_extracti128_si256(nan32, 1));
+        const __m128i quiet =
+            _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(short(0x8000))), _mm_set1_epi16(0x7e00));
+        return _mm_blendv_epi8(h, quiet, nan);
+    }
     static inline void store_f16(uint16_t *p, V v) {
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(p),
-                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(p), to_f16(v));
     }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
-        if (dt == data_type::f16)
-            for (; i + 8 <= n; i += 8)
-                _mm_storeu_si128(reinterpret_cast<__m128i *>(y + i),
-                                 _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
-                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        for (; i + 8 <= n; i += 8) {
+            if (dt == data_type::bf16)
+                store_bf16(y + i, _mm256_loadu_ps(x + i));
+            else
+                store_f16(y + i, _mm256_loadu_ps(x + i));
+        }
         narrow_scalar(dt, x + i, y + i, n - i);
     }
 };

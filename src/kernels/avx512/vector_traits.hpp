@@ -96,10 +96,19 @@ struct vt {
     static inline void store_bf16(uint16_t *p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
     }
+    // f16 of 16 floats; a NaN becomes sign | 0x7e00 like the scalar float_to_f16 (vcvtps2ph
+    // alone keeps the top bits of the payload, and the results would depend on the ISA).
+    static inline __m256i to_f16(V v) {
+        const __m256i h =
+            _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        return _mm256_mask_mov_epi16(
+            h, nan,
+            _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16(short(0x8000))),
+                            _mm256_set1_epi16(0x7e00)));
+    }
     static inline void store_f16(uint16_t *p, V v) {
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i *>(p),
-            _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_f16(v));
     }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
@@ -110,7 +119,13 @@ struct vt {
             else
                 store_f16(y + i, v);
         }
-        narrow_scalar(dt, x + i, y + i, n - i);
+        // The tail (and whole short runs: 3-channel pixels, block transposes of a few rows) by
+        // one masked load and store, not element by element.
+        if (i < n) {
+            const __mmask16 m = __mmask16((1u << unsigned(n - i)) - 1u);
+            const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+            _mm256_mask_storeu_epi16(y + i, m, dt == data_type::bf16 ? to_bf16(v) : to_f16(v));
+        }
     }
     // bf16 pairs (the K packing 2 of the microkernel): 16 dwords of two bf16 each.
     using VI = __m512i;

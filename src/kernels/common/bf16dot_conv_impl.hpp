@@ -268,10 +268,9 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
                                 kd = t / (p.k[2] * p.k[1]);
-                    const dim_t off = kw * p.dl[2] - p.pb[2];
                     // A tap that reaches no src pixel of a row contributes nothing.
-                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                    dim_t lo, hi;
+                    const dim_t off = tap_w_range(p, kw, lo, hi);
                     if (lo >= hi) continue;
                     const dim_t ph = off - floor_div(off, q.s) * q.s,
                                 col = q.L + floor_div(off, q.s);

@@ -40,6 +40,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     const double mb = double(std::max<dim_t>(p.mb, 1));
     d.images_per_chunk =
         copied == 0 ? dim_t(mb) : dim_t(std::clamp(std::floor(chunk_bytes / (copied * 4.0)), 1.0, mb));
+    d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights || copied * 4.0 <= chunk_bytes;
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     return d;

@@ -25,6 +25,9 @@ struct direct_plan {
     // computed and written back this many at a time, so the copies are read back from cache
     // and scratch holds a chunk, not the tensor (mb when nothing is copied).
     dim_t images_per_chunk;
+    // Whether one chunk's copies fit that L2 budget (bwd_weights' row chunks always do); when
+    // not, a chunk of one image is written to memory and read back (the estimate charges it).
+    bool chunk_fits_l2;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles.

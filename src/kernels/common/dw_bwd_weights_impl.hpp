@@ -128,10 +128,8 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
     // The outputs ow each kw reads inside the row, [lo, hi): once, not per row (divisions).
     std::vector<dim_t> lo(size_t(p.k[2])), hi(size_t(p.k[2]));
     for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-        const dim_t off = kw * p.dl[2] - p.pb[2];
-        lo[size_t(kw)] = imax(0, ceil_div(-off, p.s[2]));
-        hi[size_t(kw)] =
-            imax(lo[size_t(kw)], imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1));
+        tap_w_range(p, kw, lo[size_t(kw)], hi[size_t(kw)]);
+        hi[size_t(kw)] = imax(lo[size_t(kw)], hi[size_t(kw)]);
     }
     scratch partials(pl.nthr * part);
     parallel(pl.nthr, [&](int ithr, int nt) {

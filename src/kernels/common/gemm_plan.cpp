@@ -212,6 +212,21 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     return e;
 }
 
+// Cycles per element of the direct kernel's copy of a data tensor (in, or for the output out):
+// none for f32 with contiguous channels (read in place); bf16/f16 with contiguous channels are
+// widened (rounded) by vectors per chunk, from and into cache, or, when one image's copies
+// exceed the L2 budget (direct_plan::chunk_fits_l2), through memory: the f32 copy is written
+// and read back. NCX is counted as element by element, like the GEMM kernel's copies of it.
+// (Measured, 1 thread, f16: the vector conversion within L2 kept ResNet-50's 1x1 weight
+// gradient on the direct kernel, 22 ms against the GEMM kernel's 33, where an element-by-element
+// charge had chosen the GEMM kernel; 3-D U-Net's 10 MB images converted at about 2 cycles per
+// element, and the GEMM kernel, converting per block, ran 1.2x faster there.)
+double direct_copy_cost(data_type dt, const data_layout &l, bool fits_l2, int vlen) {
+    if (l.c != 1) return 3.0 + 2.0 / vlen;
+    if (dt == data_type::f32) return 0.0;
+    return fits_l2 ? 4.0 / vlen : 2.0;
+}
+
 // The direct kernel's time on the same problem by the same measure: the channels of the output
 // (fwd, bwd_weights: output channels; bwd_data: input channels) on the lanes, pixels (or, for
 // bwd_weights, input channels) as tile rows, every tap of a stride phase computed for every
@@ -254,9 +269,9 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
         const double wei = double(p.ksp()) * double(p.icg) * double(p.ocg) * double(p.g);
         cycles += wei * (4.0 * wei > double(machine_caches().l2) ? 1.5 : 0.5);
     }
-    const double copy = 3.0 + 2.0 / vlen;  // element by element, in and (for the output) out
-    if (p.dt != data_type::f32 || p.src.c != 1) cycles += double(p.mb * p.isp() * p.ic()) * copy;
-    if (p.dt != data_type::f32 || p.dst.c != 1) cycles += double(p.mb * p.osp() * p.oc()) * copy;
+    const bool fits = make_direct_plan(p, vlen, nregs).chunk_fits_l2;
+    cycles += double(p.mb * p.isp() * p.ic()) * direct_copy_cost(p.dt, p.src, fits, vlen);
+    cycles += double(p.mb * p.osp() * p.oc()) * direct_copy_cost(p.dt, p.dst, fits, vlen);
     return cycles / double(p.g);
 }
 

@@ -220,9 +220,8 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
                         if (ih < 0 || ih >= p.i[1]) continue;
                         const float *srow = src.row(n, id, ih) + c0;
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                            const dim_t off = kw * p.dl[2] - p.pb[2];
-                            const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-                            const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                            dim_t lo, hi;
+                            const dim_t off = tap_w_range(p, kw, lo, hi);
                             const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
                             const dim_t sstep = p.s[2] * sw;
                             V acc[U][CG];

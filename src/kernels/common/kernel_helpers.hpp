@@ -27,22 +27,12 @@ static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) {
     balance211(n, nthr, ithr, s, e);
 }
 
+// (F16C's scalar widening comes from widen_scalar, convert_scalar.hpp.)
 static inline float load_elem(data_type dt, const void *base, dim_t off) {
-    switch (dt) {
-        case data_type::bf16:
-            return bf16_to_float(static_cast<const uint16_t *>(base)[off]);
-        case data_type::f16:
-#ifdef __F16C__
-            // One vcvtph2ps instead of the portable bit manipulation: the strided operand paths
-            // (bwd_weights' src^T, NCX rows) load element by element, and the portable
-            // conversion made f16 4x slower than bf16 there. Widening is exact either way.
-            return _cvtsh_ss(static_cast<const uint16_t *>(base)[off]);
-#else
-            return f16_to_float(static_cast<const uint16_t *>(base)[off]);
-#endif
-        default:
-            return static_cast<const float *>(base)[off];
-    }
+    if (dt != data_type::bf16 && dt != data_type::f16) return static_cast<const float *>(base)[off];
+    float y;
+    widen_scalar(dt, static_cast<const uint16_t *>(base) + off, &y, 1);
+    return y;
 }
 static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
     switch (dt) {
@@ -56,6 +46,30 @@ static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
             static_cast<float *>(base)[off] = v;
             break;
     }
+}
+
+// n contiguous elements of a user tensor at element offset `off`, as f32 (bf16/f16 widened
+// exactly by vectors), and back (rounded once to nearest-even).
+static inline void load_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {
+    if (dt == data_type::f32)
+        std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
+    else
+        vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
+}
+static inline void store_run(data_type dt, void *base, dim_t off, const float *in, dim_t n) {
+    if (dt == data_type::f32)
+        std::memcpy(static_cast<float *>(base) + off, in, size_t(n) * sizeof(float));
+    else
+        vt::narrow(dt, in, static_cast<uint16_t *>(base) + off, n);
+}
+
+// The outputs ow in [lo, hi) whose tap kw reads a src pixel inside the row (none when
+// hi <= lo); returns the tap's offset along w (src column = ow * s + offset).
+static inline dim_t tap_w_range(const conv_problem &p, dim_t kw, dim_t &lo, dim_t &hi) {
+    const dim_t off = kw * p.dl[2] - p.pb[2];
+    lo = imax(0, ceil_div(-off, p.s[2]));
+    hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+    return off;
 }
 
 // Scratch memory of one execution, 64-byte aligned, returned to the thread's cache at scope

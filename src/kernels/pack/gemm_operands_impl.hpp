@@ -2,14 +2,6 @@
 // any user tensor through the plan's offset tables, and C written back once. Included inside an
 // ISA namespace after kernel_helpers.hpp.
 
-// n contiguous elements of a user tensor at element offset `off`, as f32.
-static inline void gemm_copy_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {
-    if (dt == data_type::f32)
-        std::memcpy(out, static_cast<const float *>(base) + off, size_t(n) * sizeof(float));
-    else
-        vt::widen(dt, static_cast<const uint16_t *>(base) + off, out, n);
-}
-
 // n elements of a user tensor at `off + col[j]`, as f32: runs of consecutive offsets (run[j]:
 // how many from j on step by +1) copied as runs, short ones element by element.
 static inline void gemm_copy_runs(data_type dt, const void *base, dim_t off, const dim_t *col,
@@ -17,7 +9,7 @@ static inline void gemm_copy_runs(data_type dt, const void *base, dim_t off, con
     for (dim_t j = 0; j < n;) {
         const dim_t len = imin(run[j], n - j);
         if (len >= 4) {
-            gemm_copy_run(dt, base, off + col[j], out + j, len);
+            load_run(dt, base, off + col[j], out + j, len);
         } else if (dt == data_type::f32) {  // plain loads: no call, no type switch
             const float *x = static_cast<const float *>(base) + off;
             for (dim_t e = j; e < j + len; ++e) out[e] = x[col[e]];
@@ -44,7 +36,7 @@ static void gemm_rows_a(const gemm_plan &pl, const void *base, dim_t goff, dim_t
     for (dim_t r = 0; r < rows; ++r) ptr[r] = buf + r * kcnt;
     if (k_contiguous) {
         for (dim_t r = 0; r < rows; ++r)
-            gemm_copy_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
+            load_run(dt, base, goff + a.row[m + r] + a.col[k0], buf + r * kcnt, kcnt);
     } else if (a.row_run[m] >= rows) {  // rows contiguous (NCX pixels): block transposes
         dim_t offs[W];
         for (dim_t kb = 0; kb < kcnt; kb += W) {
@@ -71,7 +63,7 @@ static void gemm_pack_b(const gemm_plan &pl, const void *base, dim_t goff, dim_t
     if (b.col_run[n0] >= ncnt) {  // columns contiguous: one run per k
         for (dim_t k = 0; k < kcnt; ++k) {
             float *o = out + k * ldb;
-            gemm_copy_run(dt, base, goff + b.row[k0 + k] + b.col[n0], o, ncnt);
+            load_run(dt, base, goff + b.row[k0 + k] + b.col[n0], o, ncnt);
             for (dim_t n = ncnt; n < ldb; ++n) o[n] = 0.f;
         }
         return;
@@ -136,11 +128,8 @@ static void gemm_store(const gemm_plan &pl, void *out, dim_t g, dim_t m0, dim_t 
         const float *row = blk + r * ld;
         const dim_t roff = goff + c.row[m0 + r];
         for (dim_t n = 0; n < ncnt;) {
-            const dim_t run = imin(c.col_run[n0 + n], ncnt - n), off = roff + c.col[n0 + n];
-            if (dt == data_type::f32)
-                std::memcpy(static_cast<float *>(out) + off, row + n, size_t(run) * sizeof(float));
-            else
-                vt::narrow(dt, row + n, static_cast<uint16_t *>(out) + off, run);
+            const dim_t run = imin(c.col_run[n0 + n], ncnt - n);
+            store_run(dt, out, roff + c.col[n0 + n], row + n, run);
             n += run;
         }
     }

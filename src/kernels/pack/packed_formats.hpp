@@ -48,6 +48,11 @@ struct pack_set {
                                const data_layout &l, dim_t C, const dim_t *sp, float *out);
     void (*unpack_channels_last)(data_type dt, dim_t mb, int nthr, const float *in, void *user,
                                  const data_layout &l, dim_t C, const dim_t *sp);
+    /// The unit's bf16/f16 <-> f32 conversion of n contiguous elements, which every packer and
+    /// kernel of the unit uses: exact widening; rounding to nearest-even, bit for bit as the
+    /// scalar float_to_bf16/float_to_f16 (NaN included).
+    void (*widen)(data_type dt, const uint16_t *x, float *y, dim_t n);
+    void (*narrow)(data_type dt, const float *x, uint16_t *y, dim_t n);
 };
 
 namespace sse2 {

@@ -120,6 +120,8 @@ static void pack_row_channels_last(data_type dt, const void *user, const data_la
         for (dim_t w = 0; w < w_count; ++w)
             std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
                         size_t(C) * sizeof(float));
+    } else if (l.c == 1 && l.sp[2] == C) {  // a dense row: one vector conversion (few channels)
+        vt::widen(dt, static_cast<const uint16_t *>(user) + base, o, w_count * C);
     } else if (l.c == 1) {  // bf16/f16 with contiguous channels: vector conversion
         for (dim_t w = 0; w < w_count; ++w)
             vt::widen(dt, static_cast<const uint16_t *>(user) + base + w * l.sp[2], o + w * C, C);
@@ -185,6 +187,10 @@ static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             const float *x = in + r * sp[2] * C;
             const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            if (l.c == 1 && l.sp[2] == C && dt != data_type::f32) {  // a dense row at once
+                vt::narrow(dt, x, static_cast<uint16_t *>(user) + base, sp[2] * C);
+                continue;
+            }
             if (l.c == 1 && dt != data_type::f32) {  // vector rounding to nearest-even
                 for (dim_t w = 0; w < sp[2]; ++w)
                     vt::narrow(dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2],
@@ -241,7 +247,27 @@ static inline void rows_to_runs(data_type dt, const float *m, dim_t ldm, int nru
 
 // -------------------------------------------------------------------------------- f32 panel --
 
+// Columns contiguous along k (the transposed weights of bwd_data, XOI): W x W block transposes
+// of W column runs, not a strided copy element by element (a fifth of HiFi-GAN's f16
+// ConvTranspose went there, 1 thread).
+static void pack_f32_panel_by_columns(const matrix_view &v, dim_t K, dim_t N, dim_t ldn,
+                                      float *out) {
+    dim_t offs[W];
+    for (dim_t n0 = 0; n0 < N; n0 += W) {
+        const int nn = int(imin(W, N - n0));
+        for (int i = 0; i < nn; ++i) offs[i] = v.off + (n0 + i) * v.ns;
+        for (dim_t k0 = 0; k0 < K; k0 += W) {
+            const int kn = int(imin(W, K - k0));
+            runs_to_rows(v.dt, v.base, offs, nn, kn, out + k0 * ldn + n0, ldn);
+            for (int i = 0; i < nn; ++i) offs[i] += W;
+        }
+    }
+    for (dim_t k = 0; k < K; ++k)
+        for (dim_t n = N; n < ldn; ++n) out[k * ldn + n] = 0.f;
+}
+
 static void pack_f32_panel(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, float *out) {
+    if (v.ks == 1 && v.ns != 1 && K > 1) return pack_f32_panel_by_columns(v, K, N, ldn, out);
     for (dim_t k = 0; k < K; ++k) {
         float *o = out + k * ldn;
         const dim_t row = v.off + k * v.ks;

@@ -122,9 +122,8 @@ static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
                                 kd = t / (p.k[2] * p.k[1]);
-                    const dim_t off = kw * p.dl[2] - p.pb[2];
-                    const dim_t lo = imax(0, ceil_div(-off, p.s[2]));
-                    const dim_t hi = imin(p.o[2], floor_div(p.i[2] - 1 - off, p.s[2]) + 1);
+                    dim_t lo, hi;
+                    const dim_t off = tap_w_range(p, kw, lo, hi);
                     if (lo >= hi) continue;
                     int nbat = 0;
                     for (dim_t row = c; row < ce; ++row) {

@@ -82,8 +82,11 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                     if (pl.dst_direct) {
                         rows[r] = static_cast<const float *>(args.dst) + off;
                     } else {
-                        for (dim_t k = 0; k < ocg; ++k)
-                            Ab[r * ocg + k] = load_elem(p.dt, args.dst, off + k * p.dst.c);
+                        if (p.dst.c == 1)
+                            load_run(p.dt, args.dst, off, Ab + r * ocg, ocg);
+                        else
+                            for (dim_t k = 0; k < ocg; ++k)
+                                Ab[r * ocg + k] = load_elem(p.dt, args.dst, off + k * p.dst.c);
                         rows[r] = Ab + r * ocg;
                     }
                     crows[r] = G + r * ldb;
@@ -121,11 +124,19 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                         }
                 }
             }
-            // One rounding to the user's type, in the user's layout.
+            // One rounding to the user's type, in the user's layout: contiguous channels by
+            // vector runs (a whole row of w when its pixels are contiguous too; few channels, as
+            // an RGB output, make short runs), else element by element.
             const dim_t sbase = n * p.src.n + g * icg * p.src.c;
-            for (dim_t x = 0; x < isp; ++x) {
+            const bool rows_contiguous = p.src.c == 1 && (p.src.sp[2] == icg || p.i[2] == 1);
+            const dim_t run = rows_contiguous ? p.i[2] : 1;
+            for (dim_t x = 0; x < isp; x += run) {
                 const dim_t iw = x % p.i[2], ih = (x / p.i[2]) % p.i[1], id = x / (p.i[2] * p.i[1]);
                 const dim_t off = sbase + id * p.src.sp[0] + ih * p.src.sp[1] + iw * p.src.sp[2];
+                if (p.src.c == 1) {
+                    store_run(p.dt, args.out, off, acc + x * icg, run * icg);
+                    continue;
+                }
                 for (dim_t c = 0; c < icg; ++c)
                     store_elem(p.dt, args.out, off + c * p.src.c, acc[x * icg + c]);
             }
