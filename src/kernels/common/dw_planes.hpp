@@ -21,22 +21,25 @@ template <typename T>
 static dw_planes_view<T> dw_build_planes(int nthr, const dw_view<const T> &x, const dim_t *sp,
                                          dim_t n0, dim_t nb, dim_t G, dim_t a, dim_t b, T *out) {
     const dim_t lanes = G * b, ps = a * lanes;  // pixel stride of the planes
+    // Where each element of a pixel's planes comes from in the pixel's channels: one flat
+    // indexed copy per pixel (the loops over planes, groups and lanes cost more than the copy).
+    std::vector<dim_t> from(static_cast<size_t>(ps));
+    for (dim_t p = 0; p < a; ++p)
+        for (dim_t c = 0; c < lanes; ++c) from[size_t(p * lanes + c)] = (c / b) * a + p;
     const dim_t rows = nb * sp[0] * sp[1];
     parallel(nthr, [&](int ithr, int nt) {
+        const dim_t *__restrict idx = from.data();
         dim_t s, e;
         split(rows, nt, ithr, s, e);
         for (dim_t r = s; r < e; ++r) {
             const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
             const T *in = x.at(n0 + n, d, h, 0);
             T *o = out + r * sp[2] * ps;
-            for (dim_t w = 0; w < sp[2]; ++w, in += x.w, o += ps)
-                for (dim_t p = 0; p < a; ++p) {
-                    T *op = o + p * lanes;
-                    for (dim_t g = 0; g < G; ++g) {
-                        const T v = in[g * a + p];
-                        for (dim_t q = 0; q < b; ++q) op[g * b + q] = v;
-                    }
-                }
+            for (dim_t w = 0; w < sp[2]; ++w, in += x.w, o += ps) {
+                const T *__restrict src = in;
+                T *__restrict os = o;
+                for (dim_t k = 0; k < ps; ++k) os[k] = src[idx[k]];
+            }
         }
     });
     const dim_t wst = ps, hst = sp[2] * wst, dst = sp[1] * hst;
