@@ -162,11 +162,11 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
                     const int nv = int(imin(dw_nv_max, nvec - v0));
                     const T *drow = dst.at(n0 + nn, od, oh, 0) + c0;
                     for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                        if (id < 0 || id >= p.i[0]) continue;
+                        const dim_t id = dw_fwd_reach(p, 0, od, kd);
+                        if (id < 0) continue;
                         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                            const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                            if (ih < 0 || ih >= p.i[1]) continue;
+                            const dim_t ih = dw_fwd_reach(p, 1, oh, kh);
+                            if (ih < 0) continue;
                             for (int pp = 0; pp < pl.planes; ++pp) {
                                 const T *srow = in.v.at(nn, id, ih, 0) + pp * in.pstride + c0;
                                 float *pt =

@@ -179,8 +179,8 @@ static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, flo
 }
 
 // The lines of one direction over images [0, nb) of a chunk: fwd one w line per output row
-// (n, od, oh); bwd_data one per stride phase along w of each src row (n, id, ih). `reach(axis,
-// x, k)`: the input row coordinate tap k reaches from output row coordinate x, or -1.
+// (n, od, oh); bwd_data one per stride phase along w of each src row (n, id, ih). `reach`:
+// dw_fwd_reach or dw_bwd_reach.
 template <typename T>
 struct dw_lines {
     const std::vector<dw_wline> *wl;  // the w lines of every output row
@@ -191,9 +191,8 @@ struct dw_lines {
     dim_t cpad;
 };
 
-template <int UR, int DT, class Reach>
-static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>::T> &li, dim_t nb,
-                         Reach reach) {
+template <int UR, int DT, auto reach>
+static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>::T> &li, dim_t nb) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), nrt = p.k[0] * p.k[1] * pl.planes, lines = nb * li.od * li.oh;
@@ -211,10 +210,10 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
             // Planes innermost: the planes of a pixel are neighbours in memory.
             int nr = 0;
             for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                const dim_t id = reach(0, od, kd);
+                const dim_t id = reach(p, 0, od, kd);
                 if (id < 0) continue;
                 for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                    const dim_t ih = reach(1, oh, kh);
+                    const dim_t ih = reach(p, 1, oh, kh);
                     if (ih < 0) continue;
                     for (int pp = 0; pp < pl.planes; ++pp) {
                         rows[nr] = li.in.v.at(n, id, ih, 0) + pp * li.in.pstride;
@@ -316,15 +315,9 @@ static void dw_fwd_or_bwd_data(const dw_plan &pl, const dw_view<const typename d
                              bias,
                              cpad};
         if (fwd)
-            dw_run_lines<UR, DT>(pl, li, nb, [&](int a, dim_t x, dim_t k) -> dim_t {
-                const dim_t i = x * p.s[a] + k * p.dl[a] - p.pb[a];
-                return i >= 0 && i < p.i[a] ? i : -1;
-            });
+            dw_run_lines<UR, DT, dw_fwd_reach>(pl, li, nb);
         else
-            dw_run_lines<UR, DT>(pl, li, nb, [&](int a, dim_t x, dim_t k) -> dim_t {
-                const dim_t t = x + p.pb[a] - k * p.dl[a];
-                return t >= 0 && t % p.s[a] == 0 && t / p.s[a] < p.o[a] ? t / p.s[a] : -1;
-            });
+            dw_run_lines<UR, DT, dw_bwd_reach>(pl, li, nb);
     }
 }
 

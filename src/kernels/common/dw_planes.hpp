@@ -7,6 +7,18 @@
 // With one channel per group the only plane is the tensor itself (no copy).
 // Included inside an ISA's namespace after dw_elements.hpp.
 
+// The (kd, kh) row walks of the drivers: the input coordinate along axis `a` (0: d, 1: h) that
+// tap k reaches from output coordinate x, or -1 where it reaches none. fwd and bwd_weights:
+static inline dim_t dw_fwd_reach(const conv_problem &p, int a, dim_t x, dim_t k) {
+    const dim_t i = x * p.s[a] + k * p.dl[a] - p.pb[a];
+    return i >= 0 && i < p.i[a] ? i : -1;
+}
+// bwd_data (x a src coordinate, the result a dst one):
+static inline dim_t dw_bwd_reach(const conv_problem &p, int a, dim_t x, dim_t k) {
+    const dim_t t = x + p.pb[a] - k * p.dl[a];
+    return t >= 0 && t % p.s[a] == 0 && t / p.s[a] < p.o[a] ? t / p.s[a] : -1;
+}
+
 // The input side of the lines: a channels-last view whose plane p starts p * pstride elements
 // after the view's channel 0.
 template <typename T>
