@@ -68,9 +68,9 @@ const dw_geometry grouped_geometries[] = {
     {"planes 3->2 3-D padded strides bf16", 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, true, data_type::bf16, 3, 2},
     {"planes 3->3 f16 dilated", 7, 2, {6, 13}, {2, 3}, {1, 2}, {0, 2}, {1, 1}, {1, 2}, false, false, data_type::f16, 3, 3},
     {"planes 6->8 padded strides f32", 2, 1, {6, 9}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, false, true, data_type::f32, 6, 8},
-    // Threaded; planes of one image 2 MB (fwd: 64 lanes x 2 planes; bwd_data 32 x 4): chunks of
-    // 2 images of the 5 (2, 2, 1).
-    {"planes 2->4 threaded, chunks", 16, 5, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 4},
+    // Threaded; planes of one image 0.5 MB (fwd: 64 lanes x 2 planes; bwd_data 32 x 4): chunks
+    // of 2 images of the 5 (2, 2, 1).
+    {"planes 2->4 threaded, chunks", 16, 5, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 4},
     {"planes 4->2 threaded bf16, stride 3", 16, 4, {40, 40}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 4, 2},
 };
 const op_kind kinds[] = {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights,
