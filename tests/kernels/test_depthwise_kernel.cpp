@@ -67,6 +67,7 @@ const dw_geometry grouped_geometries[] = {
     {"planes 2->3 NCX bf16, 1-D long kernel", 7, 1, {30}, {9}, {1}, {4}, {5}, {1}, true, false, data_type::bf16, 2, 3},
     {"planes 3->2 3-D padded strides bf16", 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, true, data_type::bf16, 3, 2},
     {"planes 3->3 f16 dilated", 7, 2, {6, 13}, {2, 3}, {1, 2}, {0, 2}, {1, 1}, {1, 2}, false, false, data_type::f16, 3, 3},
+    {"planes 2->1 empty batch", 5, 0, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 1},
     {"planes 6->8 padded strides f32", 2, 1, {6, 9}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, false, true, data_type::f32, 6, 8},
     // Threaded; planes of one image 0.5 MB (fwd: 64 lanes x 2 planes; bwd_data 32 x 4): chunks
     // of 2 images of the 5 (2, 2, 1).

@@ -58,14 +58,14 @@ static dw_planes_view<T> dw_build_planes(int nthr, const dw_view<const T> &x, co
     return {{out, sp[0] * dst, dst, hst, wst}, lanes, int(a)};
 }
 
-// Scratch for the planes of one chunk (none without copies), allocated outside any parallel
-// region and reused by every chunk.
+// Scratch for the planes of one chunk (none without copies, nor for an empty batch), allocated
+// outside any parallel region and reused by every chunk.
 template <typename T>
 struct dw_plane_room {
     scratch mem;
     explicit dw_plane_room(const dw_plan &pl, const dim_t *sp)
-        : mem(pl.copies ? div_up(pl.chunk * sp[0] * sp[1] * sp[2] * pl.planes * pl.lanes *
-                                     dim_t(sizeof(T)),
+        : mem(pl.copies ? div_up(imin(pl.chunk, pl.p.mb) * sp[0] * sp[1] * sp[2] * pl.planes *
+                                     pl.lanes * dim_t(sizeof(T)),
                                  dim_t(sizeof(float)))
                         : 0) {}
     T *p() const { return reinterpret_cast<T *>(mem.p); }
