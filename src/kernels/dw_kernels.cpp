@@ -1,6 +1,9 @@
 // The depthwise kernel as inventory entries (the rows are in kernels/inventory.cpp).
 #include "kernels/dw_kernels.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -11,8 +14,13 @@ class dw_kernel final : public kernel {
     dw_kernel(const dw_plan &pl, dw_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
     std::string describe() const override {
-        return "depthwise channels=" + std::to_string(pl_.p.g) + " tile=" + std::to_string(pl_.ur) +
-               "x" + std::to_string(2 * pl_.vlen) +
+        const bool bwd_data = pl_.p.dir == conv_direction::bwd_data;
+        return "depthwise channels=" + std::to_string(pl_.lanes) +
+               " tile=" + std::to_string(pl_.ur) + "x" + std::to_string(2 * pl_.vlen) +
+               (pl_.copies ? " planes=" + std::to_string(pl_.planes) + " via " +
+                                 (bwd_data ? "dst" : "src") + " copies of " +
+                                 std::to_string(pl_.chunk) + " images"
+                           : "") +
                (pl_.native ? " in place" : " via f32 channels-last copies") +
                " threads=" + std::to_string(pl_.nthr);
     }
@@ -24,10 +32,27 @@ class dw_kernel final : public kernel {
 
 }  // namespace
 
-std::string dw_why_not(const conv_problem &p) {
-    if (p.icg != 1 || p.ocg != 1)
-        return "not depthwise: " + std::to_string(p.icg) + " src and " + std::to_string(p.ocg) +
-               " dst channels per group (needs 1 and 1)";
+// Bytes of one image's planes (the input side expanded to lanes x planes), or of the input
+// itself without copies; in double (extreme sizes).
+static double dw_plane_bytes(const conv_problem &p, bool f32) {
+    const bool bwd_data = p.dir == conv_direction::bwd_data;
+    const dim_t *sp = bwd_data ? p.o : p.i;
+    return double(sp[0]) * double(sp[1]) * double(sp[2]) * double(p.g) * double(p.icg) *
+           double(p.ocg) * (f32 ? 4.0 : 2.0);
+}
+
+std::string dw_why_not(const conv_problem &p, int vlen) {
+    const std::string cpg =
+        std::to_string(p.icg) + " src and " + std::to_string(p.ocg) + " dst channels per group";
+    if (p.icg != 1 || p.ocg != 1) {
+        // Planes multiply the input side by the other side's channels per group: a few only.
+        if (p.g == 1) return "not grouped: " + cpg + " (planes need groups)";
+        if (p.icg > 8 || p.ocg > 8) return "not depthwise: " + cpg + " (planes take up to 8 and 8)";
+        if (p.icg == p.ocg && vlen % p.icg == 0)
+            return "not depthwise: " + cpg + " dividing the vector width (grouped_lanes takes it)";
+        // One image's planes are one chunk: they must fit well within 64-bit sizes.
+        if (dw_plane_bytes(p, true) > 0x1p40) return "the plane copies of one image exceed 1 TiB";
+    }
     // Its pixel steps are stride x pixel stride in elements; a stride beyond the padded input
     // (one output pixel along that axis, nothing to block) may make that overflow 64 bits.
     for (int x = 0; x < 3; ++x)
@@ -47,6 +72,16 @@ std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, d
     // One channel: only lane 0 is read, whatever the channel stride.
     pl.native = p.g == 1 || (p.src.c == 1 && p.dst.c == 1);
     pl.nthr = threads_for(p.macs());
+    const bool bwd_data = p.dir == conv_direction::bwd_data;
+    pl.lanes = p.g * (bwd_data ? p.icg : p.ocg);
+    pl.planes = int(bwd_data ? p.ocg : p.icg);
+    pl.copies = p.icg != 1 || p.ocg != 1;
+    // Chunks of about 1 MB of planes (NCX: planes of the f32 copies), at least one image: the
+    // lines read them from L2 (4 MB measured no faster, within the noise of a loaded machine).
+    const double image = dw_plane_bytes(p, !pl.native || p.dt == data_type::f32);
+    const double mb = double(std::max<dim_t>(p.mb, 1));
+    const double fit = image > 0 ? std::floor(double(1 << 20) / image) : mb;
+    pl.chunk = pl.copies ? dim_t(std::max(1.0, std::min(mb, fit))) : dim_t(mb);
     return std::make_unique<dw_kernel>(pl, run);
 }
 

@@ -1,5 +1,8 @@
 // The depthwise kernel as inventory entries: one channel per group on both sides
 // (icg == ocg == 1), the channels of g groups on the vector lanes (contiguous in NXC).
+// Grouped layers with a few channels per group (up to 8 on each side) run the same engine
+// over "planes": the lanes are the output side's channels, and each lane sums over a permuted
+// copy of the input side per channel of its group (common/dw_planes.hpp).
 //
 //   fwd, bwd_data: a register tile of `ur` output pixels along w times up to two channel
 //     vectors; per tap one weight vector per channel vector, one FMA per pixel and vector.
@@ -27,12 +30,19 @@ struct dw_plan {
     int ur = 1;          // output pixels along w per register tile (fwd, bwd_data)
     bool native = true;  // data tensors used in place in their own type (channels contiguous)
     int nthr = 1;
+    // Grouped layers (common/dw_planes.hpp): the lanes (fwd, bwd_weights: G*ocg; bwd_data:
+    // G*icg), the input side's planes per lane (icg; bwd_data: ocg), whether they are copies
+    // (more than one channel per group), and the images per chunk of copies.
+    dim_t lanes = 0;
+    int planes = 1;
+    bool copies = false;
+    dim_t chunk = 1;
 };
 
 using dw_run_fn = void (*)(const dw_plan &, const conv_args &);
 
-/// Empty when the depthwise kernel computes the problem; else why not.
-std::string dw_why_not(const conv_problem &p);
+/// Empty when the depthwise kernel computes the problem with vectors of vlen f32; else why not.
+std::string dw_why_not(const conv_problem &p, int vlen);
 
 std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run);
 

@@ -49,6 +49,10 @@ std::string grouped_cannot(const conv_problem &p) {
     return grouped_why_not(p, t.vlen);
 }
 template <register_tile t>
+std::string dw_cannot(const conv_problem &p) {
+    return dw_why_not(p, t.vlen);
+}
+template <register_tile t>
 std::string gemm_why_not(const conv_problem &p) {
     return detail::gemm_why_not(p, t.vlen, t.nregs);
 }
@@ -82,10 +86,11 @@ std::string gemm_cannot(const conv_problem &p) {
     return gemm_shape_why_not(p);
 }
 
-// Order: the depthwise kernels first (one channel per group only), then the grouped kernels
-// (they take only few channels per group), then per instruction set the GEMM kernel (it takes only the matrix products its estimate gives it
-// against that set's direct kernel), the col2im kernel (data gradients with few src channels
-// per group) and that set's direct kernel, which takes all.
+// Order: the depthwise kernels first (one channel per group, or planes of a few), then the grouped
+// kernels (they take only few channels per group), then per instruction set the GEMM kernel (it
+// takes only the matrix products its estimate gives it against that set's direct kernel), the
+// col2im kernel (data gradients with few src channels per group) and that set's direct kernel,
+// which takes all.
 const std::vector<impl_desc> &table() {
     static const std::vector<impl_desc> rows = {
         {.name = "depthwise:avx512",
@@ -93,16 +98,16 @@ const std::vector<impl_desc> &table() {
          .dtypes = all_float_types,
          .isa = cpu_isa::avx512,
          .tile = zmm_tile,
-         .cannot = dw_why_not,
-         .why_not = dw_why_not,
+         .cannot = dw_cannot<zmm_tile>,
+         .why_not = dw_cannot<zmm_tile>,
          .create = depthwise<avx512::run_depthwise, zmm_tile>},
         {.name = "depthwise:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,
          .isa = cpu_isa::avx2,
          .tile = ymm_tile,
-         .cannot = dw_why_not,
-         .why_not = dw_why_not,
+         .cannot = dw_cannot<ymm_tile>,
+         .why_not = dw_cannot<ymm_tile>,
          .create = depthwise<avx2::run_depthwise, ymm_tile>},
         {.name = "grouped_lanes:avx512",
          .directions = all_directions,

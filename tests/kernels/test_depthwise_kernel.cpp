@@ -5,6 +5,8 @@
 // padding, 1-D and 3-D, bias, NCX and padded strides, bf16/f16, 1-3 threads on problems big
 // enough to be split. Plus an Inf weight whose tap lands in the padding for some outputs: the
 // reference skips padded taps, so those outputs stay finite (Inf * 0 would make them NaN).
+// Grouped layers with a few channels per group (planes): 1-8 src and dst channels per group,
+// unequal both ways, over the same edges, and a batch spanning several chunks of plane copies.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -28,6 +30,7 @@ struct dw_geometry {
     dims big, k, s, pb, pe, dl;  // dl: 1 = dense
     bool ncx, padded_strides;
     data_type dt;
+    dim_t icg = 1, ocg = 1;  // channels per group of the big (src) and small (dst) sides
 };
 
 // clang-format off
@@ -53,6 +56,24 @@ const dw_geometry geometries[] = {
     {"threaded stride 2 bf16", 40, 6, {36, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16},
     {"threaded upsampler f16", 17, 4, {34, 34}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f16},
 };
+// icg == ocg dividing 8 is grouped_lanes' (the depthwise rows decline it).
+const dw_geometry grouped_geometries[] = {
+    {"planes 1->2, 1-D stride 2, lane tail", 9, 2, {40}, {5}, {2}, {2}, {1}, {1}, false, false, data_type::f32, 1, 2},
+    {"planes 2->1, dilation 2", 17, 1, {9, 21}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, false, data_type::f32, 2, 1},
+    {"planes 1->6 bf16, stride 2", 5, 2, {7, 19}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 1, 6},
+    {"planes 6->1 3-D f16", 3, 1, {4, 5, 9}, {2, 3, 3}, {1, 2, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, false, data_type::f16, 6, 1},
+    {"planes 3->8 NCX, asymmetric pads", 2, 2, {8, 11}, {3, 3}, {1, 3}, {1, 2}, {0, 1}, {1, 1}, true, false, data_type::f32, 3, 8},
+    {"planes 8->3, kernel larger than the input", 3, 2, {3, 4}, {5, 5}, {1, 1}, {3, 2}, {3, 3}, {1, 1}, false, false, data_type::f32, 8, 3},
+    {"planes 2->3 NCX bf16, 1-D long kernel", 7, 1, {30}, {9}, {1}, {4}, {5}, {1}, true, false, data_type::bf16, 2, 3},
+    {"planes 3->2 3-D padded strides bf16", 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, true, data_type::bf16, 3, 2},
+    {"planes 3->3 f16 dilated", 7, 2, {6, 13}, {2, 3}, {1, 2}, {0, 2}, {1, 1}, {1, 2}, false, false, data_type::f16, 3, 3},
+    {"planes 2->1 empty batch", 5, 0, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 1},
+    {"planes 6->8 padded strides f32", 2, 1, {6, 9}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, false, true, data_type::f32, 6, 8},
+    // Threaded; planes of one image 0.5 MB (fwd: 64 lanes x 2 planes; bwd_data 32 x 4): chunks
+    // of 2 images of the 5 (2, 2, 1).
+    {"planes 2->4 threaded, chunks", 16, 5, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 4},
+    {"planes 4->2 threaded bf16, stride 3", 16, 4, {40, 40}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 4, 2},
+};
 const op_kind kinds[] = {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights,
                          op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
 // clang-format on
@@ -74,14 +95,16 @@ op make_op(const dw_geometry &c, op_kind kind, bool bias) {
         small.push_back(span / c.s[j] + 1);
         op_pad.push_back(span % c.s[j]);
     }
-    auto data = [&](const dims &sp) {
+    auto data = [&](const dims &sp, dim_t channels) {
         dims d{c.mb};
-        if (c.ncx) d.push_back(c.g);
+        if (c.ncx) d.push_back(channels);
         d.insert(d.end(), sp.begin(), sp.end());
-        if (!c.ncx) d.push_back(c.g);
+        if (!c.ncx) d.push_back(channels);
         return d;
     };
-    dims w{c.g, 1};
+    // OIX [G*ocg, icg, K]; IOX [IC, OC/G, K] of the ConvTranspose (its src is the small side):
+    // the same shape.
+    dims w{c.g * c.ocg, c.icg};
     w.insert(w.end(), c.k.begin(), c.k.end());
     op o(0, kind, c.what);
     o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pb);
@@ -91,7 +114,8 @@ op make_op(const dw_geometry &c, op_kind kind, bool bias) {
     if (kind == op_kind::ConvolutionBackwardWeights ||
         kind == op_kind::ConvTransposeBackwardWeights)
         o.set_attr("weights_shape", w);
-    testing::conv_shapes sh{data(c.big), data(small), w, op_pad, c.g, c.g};
+    const dim_t big_c = c.g * c.icg, small_c = c.g * c.ocg;
+    testing::conv_shapes sh{data(c.big, big_c), data(small, small_c), w, op_pad, big_c, small_c};
     testing::add_conv_tensors(o, kind, sh, bias, c.dt, [&](size_t id, const dims &shape) {
         return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
                                 : logical_tensor(id, c.dt, shape);
@@ -100,21 +124,29 @@ op make_op(const dw_geometry &c, op_kind kind, bool bias) {
 }
 
 // Every geometry under every op; the forward ops (Convolution, ConvTranspose) with a bias.
+template <size_t N>
+std::vector<testing::swept_case> sweep(const dw_geometry (&geos)[N], uint64_t seed) {
+    size_t next = 0;
+    auto make = [&](std::mt19937_64 &) {
+        const dw_geometry &c = geos[next / std::size(kinds)];
+        const op_kind kind = kinds[next % std::size(kinds)];
+        ++next;
+        const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
+        return std::pair<op, std::string>(make_op(c, kind, bias),
+                                          std::string(c.what) + " " + to_string(kind));
+    };
+    const int n = int(N * std::size(kinds));
+    return testing::reference_sweep(
+        seed, n, make, [](int iter) { return 1 + (iter / int(std::size(kinds))) % 3; });
+}
+
 const std::vector<testing::swept_case> &edge_cases() {
-    static const std::vector<testing::swept_case> all = [] {
-        size_t next = 0;
-        auto make = [&](std::mt19937_64 &) {
-            const dw_geometry &c = geometries[next / std::size(kinds)];
-            const op_kind kind = kinds[next % std::size(kinds)];
-            ++next;
-            const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
-            return std::pair<op, std::string>(make_op(c, kind, bias),
-                                              std::string(c.what) + " " + to_string(kind));
-        };
-        const int n = int(std::size(geometries) * std::size(kinds));
-        return testing::reference_sweep(
-            23, n, make, [](int iter) { return 1 + (iter / int(std::size(kinds))) % 3; });
-    }();
+    static const std::vector<testing::swept_case> all = sweep(geometries, 23);
+    return all;
+}
+
+const std::vector<testing::swept_case> &grouped_cases() {
+    static const std::vector<testing::swept_case> all = sweep(grouped_geometries, 29);
     return all;
 }
 
@@ -125,19 +157,47 @@ std::vector<const detail::impl_desc *> dw_rows() {
     return rows;
 }
 
-TEST(Depthwise, EdgeCasesEqualTheReference) {
+// Every depthwise row that runs here takes every case and equals the reference on each.
+void check_rows_take_and_match(const std::vector<testing::swept_case> &cases) {
     const auto rows = dw_rows();
     ASSERT_FALSE(rows.empty());
     int ran = 0;
     for (const detail::impl_desc *row : rows) {
         const testing::row_mode m = testing::how_to_run(*row);
         if (!m.create) continue;
-        for (const testing::swept_case &c : edge_cases())
+        for (const testing::swept_case &c : cases)
             EXPECT_EQ(row->cannot(c.r.prob), "") << row->name << " " << c.text;
-        EXPECT_EQ(testing::check_row(*row, m.create, edge_cases()), int(edge_cases().size()));
+        EXPECT_EQ(testing::check_row(*row, m.create, cases), int(cases.size()));
         ++ran;
     }
     if (ran == 0) GTEST_SKIP() << "no depthwise row runs on this CPU (or under CONVGRAD_MAX_ISA)";
+}
+
+TEST(Depthwise, EdgeCasesEqualTheReference) {
+    check_rows_take_and_match(edge_cases());
+}
+
+TEST(Depthwise, GroupedPlanesEqualTheReference) {
+    check_rows_take_and_match(grouped_cases());
+}
+
+// The chunked geometry really spans chunks of plane copies (2 images of 5), and the kernel
+// says what it copies.
+TEST(Depthwise, PlanesAreCopiedInChunks) {
+    const dw_geometry &c = grouped_geometries[std::size(grouped_geometries) - 2];
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
+        const op o = make_op(c, kind, false);
+        const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+        for (const detail::impl_desc *row : dw_rows()) {
+            if (!testing::how_to_run(*row).create) continue;
+            const std::string d = row->create(p)->describe();
+            const bool fwd = kind == op_kind::Convolution;
+            EXPECT_NE(d.find(fwd ? "planes=2 via src copies of 2 images"
+                                 : "planes=4 via dst copies of 2 images"),
+                      std::string::npos)
+                << row->name << ": " << d;
+        }
+    }
 }
 
 // Weight tap (0, 0) of every channel is +Inf. With pads 1, it reads the padding for the first
@@ -183,12 +243,23 @@ TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
 TEST(Depthwise, DeclinesWithReasons) {
     const op o = make_op(geometries[1], op_kind::Convolution, false);
     detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
-    EXPECT_EQ(detail::dw_why_not(p), "");
-    p.ocg = 2;  // a channel multiplier of 2
-    EXPECT_NE(detail::dw_why_not(p).find("not depthwise"), std::string::npos);
-    p.ocg = 1;
-    p.icg = 3;
-    EXPECT_NE(detail::dw_why_not(p).find("not depthwise"), std::string::npos);
+    for (int vlen : {8, 16}) {
+        p.icg = p.ocg = 1;
+        EXPECT_EQ(detail::dw_why_not(p, vlen), "");
+        p.ocg = 2;  // a channel multiplier of 2: planes
+        EXPECT_EQ(detail::dw_why_not(p, vlen), "");
+        p.ocg = 9;  // too many for planes
+        EXPECT_NE(detail::dw_why_not(p, vlen).find("not depthwise"), std::string::npos);
+        p.ocg = 1;
+        p.icg = 9;
+        EXPECT_NE(detail::dw_why_not(p, vlen).find("not depthwise"), std::string::npos);
+        p.icg = p.ocg = 4;  // grouped_lanes' (4 divides 8 and 16)
+        EXPECT_NE(detail::dw_why_not(p, vlen).find("grouped_lanes"), std::string::npos);
+        p.icg = p.ocg = 3;
+        EXPECT_EQ(detail::dw_why_not(p, vlen), "");
+    }
+    p.g = 1;  // one group, several channels: not for planes
+    EXPECT_NE(detail::dw_why_not(p, 16).find("not grouped"), std::string::npos);
 }
 
 }  // namespace

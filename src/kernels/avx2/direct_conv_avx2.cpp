@@ -132,6 +132,7 @@ struct vt {
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
 #include "kernels/common/dw_elements.hpp"
+#include "kernels/common/dw_planes.hpp"
 #include "kernels/common/dw_bwd_weights_impl.hpp"
 #include "kernels/common/dw_conv_impl.hpp"
 

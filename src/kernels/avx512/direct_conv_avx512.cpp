@@ -38,6 +38,7 @@ namespace convgrad::detail::avx512 {
 #include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the vdpbf16ps emulation)
 #include "kernels/common/grouped_conv_impl.hpp"
 #include "kernels/common/dw_elements.hpp"
+#include "kernels/common/dw_planes.hpp"
 #include "kernels/common/dw_bwd_weights_impl.hpp"
 #include "kernels/common/dw_conv_impl.hpp"
 

@@ -2,7 +2,8 @@
 //   dW[c][tap] = sum over (n, od, oh, ow) of dst[n][od][oh][ow][c] * src[n][id][ih][iw][c].
 // Each thread sums the rows (n, od, oh) of a static split into its own f32 partial weights
 // [tap][cpad]; a second region adds the partials in thread order and rounds once, so results
-// repeat bit for bit with the same thread count. Included after dw_elements.hpp.
+// repeat bit for bit with the same thread count. With planes (dw_planes.hpp) the partials are
+// [plane][tap][cpad] and src is read a chunk of planes at a time. Included after dw_planes.hpp.
 
 constexpr int dw_kb_max = 4;  // taps along w per register tile (x up to 2 channel vectors)
 
@@ -119,8 +120,9 @@ template <int DT>
 static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
                            const dw_view<const typename dw_elem<DT>::T> &dst, dim_t cpad,
                            void *user_w) {
+    using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    const dim_t ksp = p.ksp(), C = p.g, part = ksp * cpad, rows = p.mb * p.o[0] * p.o[1];
+    const dim_t ksp = p.ksp(), C = pl.lanes, part = pl.planes * ksp * cpad;
     const dim_t nvec = cpad / W;
     const int n = int(C - (nvec - 1) * W);
     const mask_t mk = vt::mask(n);
@@ -132,55 +134,74 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
         hi[size_t(kw)] = imax(lo[size_t(kw)], hi[size_t(kw)]);
     }
     scratch partials(pl.nthr * part);
-    parallel(pl.nthr, [&](int ithr, int nt) {
+    const dw_plane_room<T> room(pl, p.i);
+    parallel(pl.nthr, [&](int ithr, int) {
         float *P = partials.p + ithr * part;
         for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t row = s; row < e; ++row) {
-            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
-                        nn = row / (p.o[1] * p.o[0]);
-            // Channel groups outermost: their part of the dst row stays in L1 across the taps.
-            for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
-                const dim_t c0 = v0 * W;
-                const bool last_tail = v0 + dw_nv_max >= nvec && tail;
-                const int nv = int(imin(dw_nv_max, nvec - v0));
-                const auto *drow = dst.at(nn, od, oh, 0) + c0;
-                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                    if (id < 0 || id >= p.i[0]) continue;
-                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (ih < 0 || ih >= p.i[1]) continue;
-                        const auto *srow = src.at(nn, id, ih, 0) + c0;
-                        float *pt = P + (kd * p.k[1] + kh) * p.k[2] * cpad + c0;
-                        if (nv == 2 && !last_tail)
-                            dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, src.w, lo.data(),
-                                                     hi.data(), pt, cpad, n, mk);
-                        else if (nv == 2)
-                            dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, src.w, lo.data(),
-                                                    hi.data(), pt, cpad, n, mk);
-                        else if (!last_tail)
-                            dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, src.w, lo.data(),
-                                                     hi.data(), pt, cpad, n, mk);
-                        else
-                            dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, src.w, lo.data(),
-                                                    hi.data(), pt, cpad, n, mk);
+    });
+    // dst is read in place (its lanes are the weights' oc = g*ocg + j); src a chunk of planes
+    // at a time (plane i at lane g*ocg + j: src channel g*icg + i).
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.chunk) {
+        const dim_t nb = imin(pl.chunk, p.mb - n0);
+        const dw_planes_view<T> in = dw_chunk_planes(pl, src, p.i, n0, nb, room);
+        const dim_t rows = nb * p.o[0] * p.o[1];
+        parallel(pl.nthr, [&](int ithr, int nt) {
+            float *P = partials.p + ithr * part;
+            dim_t s, e;
+            split(rows, nt, ithr, s, e);
+            for (dim_t row = s; row < e; ++row) {
+                const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
+                            nn = row / (p.o[1] * p.o[0]);
+                // Channel groups outermost: their part of the dst row stays in L1 across the
+                // taps.
+                for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
+                    const dim_t c0 = v0 * W;
+                    const bool last_tail = v0 + dw_nv_max >= nvec && tail;
+                    const int nv = int(imin(dw_nv_max, nvec - v0));
+                    const T *drow = dst.at(n0 + nn, od, oh, 0) + c0;
+                    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                        const dim_t id = dw_fwd_reach(p, 0, od, kd);
+                        if (id < 0) continue;
+                        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                            const dim_t ih = dw_fwd_reach(p, 1, oh, kh);
+                            if (ih < 0) continue;
+                            for (int pp = 0; pp < pl.planes; ++pp) {
+                                const T *srow = in.v.at(nn, id, ih, 0) + pp * in.pstride + c0;
+                                float *pt =
+                                    P + (pp * ksp + (kd * p.k[1] + kh) * p.k[2]) * cpad + c0;
+                                if (nv == 2 && !last_tail)
+                                    dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, in.v.w,
+                                                             lo.data(), hi.data(), pt, cpad, n, mk);
+                                else if (nv == 2)
+                                    dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                            hi.data(), pt, cpad, n, mk);
+                                else if (!last_tail)
+                                    dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, in.v.w,
+                                                             lo.data(), hi.data(), pt, cpad, n, mk);
+                                else
+                                    dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                            hi.data(), pt, cpad, n, mk);
+                            }
+                        }
                     }
                 }
             }
-        }
-    });
+        });
+    }
+    // The partials in thread order, rounded once: lane c of plane i is w[oc = c][i].
     parallel(pl.nthr, [&](int ithr, int nt) {
         const weights_layout &l = p.wei;
         dim_t xs, xe;
-        split(C * ksp, nt, ithr, xs, xe);
+        split(C * pl.planes * ksp, nt, ithr, xs, xe);
         for (dim_t x = xs; x < xe; ++x) {
-            const dim_t c = x / ksp, t = x % ksp;
+            const dim_t c = x / (pl.planes * ksp), pt = x % (pl.planes * ksp);
+            const dim_t t = pt % ksp, pp = pt / ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            float sum = partials.p[t * cpad + c];
-            for (int q = 1; q < nt; ++q) sum += partials.p[q * part + t * cpad + c];
-            store_elem(p.dt, user_w, c * l.oc + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], sum);
+            float sum = partials.p[pt * cpad + c];
+            for (int q = 1; q < pl.nthr; ++q) sum += partials.p[q * part + pt * cpad + c];
+            store_elem(p.dt, user_w,
+                       dw_weight_offset(p, c, pp) + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2],
+                       sum);
         }
     });
 }

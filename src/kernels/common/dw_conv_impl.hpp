@@ -1,12 +1,14 @@
 // The depthwise kernel (kernels/dw_kernels.hpp): fwd and bwd_data over one line engine, and
 // the entry point. Included inside an ISA's namespace after kernel_helpers.hpp,
-// direct_conv_impl.hpp (data_operand, pack_bias), dw_elements.hpp and dw_bwd_weights_impl.hpp.
+// direct_conv_impl.hpp (data_operand, pack_bias), dw_elements.hpp, dw_planes.hpp and
+// dw_bwd_weights_impl.hpp.
 //
 // Both directions compute lines of outputs along w: output q of a line reads input pixel
 // q*a + koff[k] for each tap k along w (fwd: a = stride, koff = kw*dl - pb; bwd_data, one line
 // per stride phase r: a = 1, koff = (r + pb - kw*dl)/s for the kw whose division is exact),
-// from each of the input rows the (kd, kh) taps reach. Weights are packed once per execute
-// as [tap][channel] f32, channels padded to whole vectors with zeros.
+// from each of the input rows the (kd, kh) taps reach, in each plane (dw_planes.hpp: one
+// without copies). Weights are packed once per execute as [plane][tap][lane] f32, lanes padded
+// to whole vectors with zeros.
 
 // The w axis of one line.
 struct dw_wline {
@@ -15,7 +17,8 @@ struct dw_wline {
     dim_t in_w = 0;                                // input pixels of a row
     const dim_t *koff = nullptr, *kidx = nullptr;  // per w tap: input offset, kw
     int nk = 0;
-    dim_t q_lo = 0, q_hi = 0;  // outputs [q_lo, q_hi) read every tap inside the row
+    dim_t q_lo = 0, q_hi = 0;      // outputs [q_lo, q_hi) read every tap inside the row
+    dim_t out0 = 0, out_step = 1;  // output q is pixel out0 + q * out_step of the output row
     void set_inside() {
         dim_t lo = 0, hi = nq;
         for (int k = 0; k < nk; ++k) {
@@ -155,32 +158,94 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
     }
 }
 
-// Weights as [tap][cpad] f32 (the same for fwd and bwd_data: one channel per group).
-static void dw_pack_weights(const conv_problem &p, int nthr, const void *user, dim_t cpad,
-                            float *out) {
+// Weights as [plane][tap][cpad] f32: lane c of plane pp multiplies plane pp's input.
+static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, float *out) {
+    const conv_problem &p = pl.p;
     const weights_layout &l = p.wei;
-    const dim_t ksp = p.ksp(), C = p.g;
-    parallel(nthr, [&](int ithr, int nt) {
+    const dim_t ksp = p.ksp(), C = pl.lanes;
+    parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
-        split(ksp, nt, ithr, s, e);
-        for (dim_t t = s; t < e; ++t) {
+        split(pl.planes * ksp, nt, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t t = x % ksp, pp = x / ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            float *o = out + t * cpad;
-            for (dim_t c = 0; c < C; ++c) o[c] = load_elem(p.dt, user, c * l.oc + toff);
+            float *o = out + x * cpad;
+            for (dim_t c = 0; c < C; ++c)
+                o[c] = load_elem(p.dt, user, dw_weight_offset(p, c, pp) + toff);
             for (dim_t c = C; c < cpad; ++c) o[c] = 0.f;
         }
     });
 }
 
-template <int UR, int DT>
-static void dw_fwd(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
-                   const dw_view<typename dw_elem<DT>::T> &dst, const float *wp, dim_t cpad,
-                   const float *bias) {
+// The lines of one direction over images [0, nb) of a chunk: fwd one w line per output row
+// (n, od, oh); bwd_data one per stride phase along w of each src row (n, id, ih). `reach`:
+// dw_fwd_reach or dw_bwd_reach.
+template <typename T>
+struct dw_lines {
+    const std::vector<dw_wline> *wl;  // the w lines of every output row
+    dim_t od, oh;                     // output rows: extents along d and h
+    dw_planes_view<T> in;             // image 0 of the chunk
+    dw_view<T> out;                   // image 0 of the chunk
+    const float *wp, *bias;
+    dim_t cpad;
+};
+
+template <int UR, int DT, auto reach>
+static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>::T> &li, dim_t nb) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    std::vector<dim_t> koff(size_t(p.k[2])), kidx(size_t(p.k[2]));
-    dw_wline L;
+    const dim_t ksp = p.ksp(), nrt = p.k[0] * p.k[1] * pl.planes, lines = nb * li.od * li.oh;
+    std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
+    std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
+    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * ksp * pl.planes));
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        const T **rows = rows_mem.data() + ithr * nrt;
+        dim_t *wrows = wrows_mem.data() + ithr * nrt;
+        dw_tap<T> *taps = taps_mem.data() + ithr * ksp * pl.planes;
+        dim_t s, e;
+        split(lines, nt, ithr, s, e);
+        for (dim_t line = s; line < e; ++line) {
+            const dim_t oh = line % li.oh, od = (line / li.oh) % li.od, n = line / (li.oh * li.od);
+            // Planes innermost: the planes of a pixel are neighbours in memory.
+            int nr = 0;
+            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
+                const dim_t id = reach(p, 0, od, kd);
+                if (id < 0) continue;
+                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+                    const dim_t ih = reach(p, 1, oh, kh);
+                    if (ih < 0) continue;
+                    for (int pp = 0; pp < pl.planes; ++pp) {
+                        rows[nr] = li.in.v.at(n, id, ih, 0) + pp * li.in.pstride;
+                        wrows[nr++] = pp * ksp + (kd * p.k[1] + kh) * p.k[2];
+                    }
+                }
+            }
+            for (const dw_wline &L : *li.wl) {
+                const dw_line_job<DT> j{&L,
+                                        rows,
+                                        wrows,
+                                        nr,
+                                        li.in.v.w,
+                                        li.wp,
+                                        li.cpad,
+                                        li.bias,
+                                        li.out.at(n, od, oh, L.out0),
+                                        L.out_step * li.out.w,
+                                        taps};
+                dw_line<DT, UR>(j, pl.lanes);
+            }
+        }
+    });
+}
+
+// fwd: output q of a line reads input pixel q*stride + kw*dl - pb.
+static std::vector<dw_wline> dw_fwd_wlines(const conv_problem &p, std::vector<dim_t> &koff,
+                                           std::vector<dim_t> &kidx) {
+    koff.resize(size_t(p.k[2]));
+    kidx.resize(size_t(p.k[2]));
+    std::vector<dw_wline> wl(1);
+    dw_wline &L = wl[0];
     L.nq = p.o[2];
     L.a = p.s[2];
     L.in_w = p.i[2];
@@ -192,47 +257,16 @@ static void dw_fwd(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::
     L.kidx = kidx.data();
     L.nk = int(p.k[2]);
     L.set_inside();
-    const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.o[0] * p.o[1];
-    std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
-    std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
-    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        const T **rows = rows_mem.data() + ithr * nrt;
-        dim_t *wrows = wrows_mem.data() + ithr * nrt;
-        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
-        dim_t s, e;
-        split(lines, nt, ithr, s, e);
-        for (dim_t line = s; line < e; ++line) {
-            const dim_t oh = line % p.o[1], od = (line / p.o[1]) % p.o[0],
-                        n = line / (p.o[1] * p.o[0]);
-            int nr = 0;
-            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                if (id < 0 || id >= p.i[0]) continue;
-                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                    const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                    if (ih < 0 || ih >= p.i[1]) continue;
-                    rows[nr] = src.at(n, id, ih, 0);
-                    wrows[nr++] = (kd * p.k[1] + kh) * p.k[2];
-                }
-            }
-            const dw_line_job<DT> j{
-                &L, rows, wrows, nr, src.w, wp, cpad, bias, dst.at(n, od, oh, 0), dst.w, taps};
-            dw_line<DT, UR>(j, p.g);
-        }
-    });
+    return wl;
 }
 
-template <int UR, int DT>
-static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T> &src,
-                        const dw_view<const typename dw_elem<DT>::T> &dst, const float *wp,
-                        dim_t cpad, const float *bias) {
-    using T = typename dw_elem<DT>::T;
-    const conv_problem &p = pl.p;
-    // Stride phases along w: src pixels r + s*q are reached by the kw with (r + pb - kw*dl)
-    // divisible by s, from the consecutive dst pixels q + (r + pb - kw*dl)/s.
+// bwd_data, stride phases along w: src pixels r + s*q are reached by the kw with
+// (r + pb - kw*dl) divisible by s, from the consecutive dst pixels q + (r + pb - kw*dl)/s.
+static std::vector<dw_wline> dw_bwd_wlines(const conv_problem &p, std::vector<dim_t> &koff,
+                                           std::vector<dim_t> &kidx) {
     const dim_t nph = imin(p.s[2], p.i[2]);
-    std::vector<dim_t> koff(size_t(p.k[2])), kidx(size_t(p.k[2]));
+    koff.resize(size_t(p.k[2]));
+    kidx.resize(size_t(p.k[2]));
     std::vector<dw_wline> phases(static_cast<size_t>(nph));
     dim_t used = 0;
     for (dim_t r = 0; r < nph; ++r) {
@@ -240,6 +274,8 @@ static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T
         L.nq = div_up(p.i[2] - r, p.s[2]);
         L.a = 1;
         L.in_w = p.o[2];
+        L.out0 = r;
+        L.out_step = p.s[2];
         L.koff = koff.data() + used;
         L.kidx = kidx.data() + used;
         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
@@ -251,38 +287,38 @@ static void dw_bwd_data(const dw_plan &pl, const dw_view<typename dw_elem<DT>::T
         }
         L.set_inside();
     }
-    const dim_t nrt = p.k[0] * p.k[1], lines = p.mb * p.i[0] * p.i[1];
-    std::vector<const T *> rows_mem(size_t(pl.nthr * nrt));
-    std::vector<dim_t> wrows_mem(size_t(pl.nthr * nrt));
-    std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * p.ksp()));
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        const T **rows = rows_mem.data() + ithr * nrt;
-        dim_t *wrows = wrows_mem.data() + ithr * nrt;
-        dw_tap<T> *taps = taps_mem.data() + ithr * p.ksp();
-        dim_t s, e;
-        split(lines, nt, ithr, s, e);
-        for (dim_t line = s; line < e; ++line) {
-            const dim_t ih = line % p.i[1], id = (line / p.i[1]) % p.i[0],
-                        n = line / (p.i[1] * p.i[0]);
-            int nr = 0;
-            for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                const dim_t td = id + p.pb[0] - kd * p.dl[0];
-                if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
-                for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                    const dim_t th = ih + p.pb[1] - kh * p.dl[1];
-                    if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
-                    rows[nr] = dst.at(n, td / p.s[0], th / p.s[1], 0);
-                    wrows[nr++] = (kd * p.k[1] + kh) * p.k[2];
-                }
-            }
-            for (dim_t r = 0; r < nph; ++r) {
-                const dw_line_job<DT> j{
-                    &phases[size_t(r)],   rows,           wrows, nr, dst.w, wp, cpad, bias,
-                    src.at(n, id, ih, r), p.s[2] * src.w, taps};
-                dw_line<DT, UR>(j, p.g);
-            }
-        }
-    });
+    return phases;
+}
+
+// fwd (in = src, out = dst) or bwd_data (in = dst, out = src), a chunk of images at a time:
+// each chunk's planes are built, then its lines computed.
+template <int UR, int DT>
+static void dw_fwd_or_bwd_data(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &in,
+                               const dw_view<typename dw_elem<DT>::T> &out, const float *wp,
+                               dim_t cpad, const float *bias) {
+    using T = typename dw_elem<DT>::T;
+    const conv_problem &p = pl.p;
+    const bool fwd = p.dir == conv_direction::fwd;
+    std::vector<dim_t> koff, kidx;
+    const std::vector<dw_wline> wl =
+        fwd ? dw_fwd_wlines(p, koff, kidx) : dw_bwd_wlines(p, koff, kidx);
+    const dim_t *in_sp = fwd ? p.i : p.o, *out_sp = fwd ? p.o : p.i;
+    const dw_plane_room<T> room(pl, in_sp);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.chunk) {
+        const dim_t nb = imin(pl.chunk, p.mb - n0);
+        const dw_lines<T> li{&wl,
+                             out_sp[0],
+                             out_sp[1],
+                             dw_chunk_planes(pl, in, in_sp, n0, nb, room),
+                             {out.p + n0 * out.n, out.n, out.d, out.h, out.w},
+                             wp,
+                             bias,
+                             cpad};
+        if (fwd)
+            dw_run_lines<UR, DT, dw_fwd_reach>(pl, li, nb);
+        else
+            dw_run_lines<UR, DT, dw_bwd_reach>(pl, li, nb);
+    }
 }
 
 template <int UR, int DT>
@@ -291,22 +327,22 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
                          const dw_view<typename dw_elem<DT>::T> &dst, void *wei_out) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    const dim_t C = p.g, cpad = div_up(C, W) * W;
+    const dim_t C = pl.lanes, cpad = div_up(C, W) * W;
     const dw_view<const T> csrc{src.p, src.n, src.d, src.h, src.w},
         cdst{dst.p, dst.n, dst.d, dst.h, dst.w};
     if (p.dir == conv_direction::bwd_weights) {
         dw_bwd_weights<DT>(pl, csrc, cdst, cpad, wei_out);
         return;
     }
-    scratch w(p.ksp() * cpad);
-    dw_pack_weights(p, pl.nthr, args.wei, cpad, w.p);
+    scratch w(pl.planes * p.ksp() * cpad);
+    dw_pack_weights(pl, args.wei, cpad, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;
     if (p.dir == conv_direction::fwd)
-        dw_fwd<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
+        dw_fwd_or_bwd_data<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
     else
-        dw_bwd_data<UR, DT>(pl, src, cdst, w.p, cpad, bp);
+        dw_fwd_or_bwd_data<UR, DT>(pl, cdst, src, w.p, cpad, bp);
 }
 
 template <int UR>
@@ -337,8 +373,10 @@ static void dw_run(const dw_plan &pl, const conv_args &args) {
     }
     // Channels not contiguous (NCX): dense channels-last f32 copies, the output written back.
     const bool f32 = p.dt == data_type::f32;
-    const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g, p.i, !src_out);
-    const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g, p.o, !dst_out);
+    const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g * p.icg, p.i,
+                              !src_out);
+    const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g * p.ocg, p.o,
+                              !dst_out);
     const fview &s = src_op.v, &d = dst_op.v;
     dw_run_typed<UR, dw_f32>(pl, args, {s.p, s.n, s.d, s.h, s.w}, {d.p, d.n, d.d, d.h, d.w},
                              args.out);

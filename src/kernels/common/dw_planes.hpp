@@ -1,0 +1,92 @@
+// Planes of the depthwise kernel (kernels/dw_kernels.hpp) for grouped layers with a few
+// channels per group: the lanes are the channels of the output side (fwd, bwd_weights: dst's
+// G*ocg; bwd_data: src's G*icg), and each lane sums over the `planes` channels of its group on
+// the input side. Plane p holds, at lane g*b + q, input channel g*a + p (a input, b output
+// channels per group): a permuted copy, in the tensor's own element type, of a chunk of
+// images, stored [image][pixel][plane][lane] so the planes of one pixel are neighbours.
+// With one channel per group the only plane is the tensor itself (no copy).
+// Included inside an ISA's namespace after dw_elements.hpp.
+
+// The (kd, kh) row walks of the drivers: the input coordinate along axis `a` (0: d, 1: h) that
+// tap k reaches from output coordinate x, or -1 where it reaches none. fwd and bwd_weights:
+static inline dim_t dw_fwd_reach(const conv_problem &p, int a, dim_t x, dim_t k) {
+    const dim_t i = x * p.s[a] + k * p.dl[a] - p.pb[a];
+    return i >= 0 && i < p.i[a] ? i : -1;
+}
+// bwd_data (x a src coordinate, the result a dst one):
+static inline dim_t dw_bwd_reach(const conv_problem &p, int a, dim_t x, dim_t k) {
+    const dim_t t = x + p.pb[a] - k * p.dl[a];
+    return t >= 0 && t % p.s[a] == 0 && t / p.s[a] < p.o[a] ? t / p.s[a] : -1;
+}
+
+// The input side of the lines: a channels-last view whose plane p starts p * pstride elements
+// after the view's channel 0.
+template <typename T>
+struct dw_planes_view {
+    dw_view<const T> v;
+    dim_t pstride;
+    int planes;
+};
+
+// Planes of images [n0, n0 + nb) of x (G*a channels, spatial extents sp) into out (dense).
+template <typename T>
+static dw_planes_view<T> dw_build_planes(int nthr, const dw_view<const T> &x, const dim_t *sp,
+                                         dim_t n0, dim_t nb, dim_t G, dim_t a, dim_t b, T *out) {
+    const dim_t lanes = G * b, ps = a * lanes;  // pixel stride of the planes
+    // Where each element of a pixel's planes comes from in the pixel's channels: one flat
+    // indexed copy per pixel (the loops over planes, groups and lanes cost more than the copy).
+    std::vector<dim_t> from(static_cast<size_t>(ps));
+    for (dim_t p = 0; p < a; ++p)
+        for (dim_t c = 0; c < lanes; ++c) from[size_t(p * lanes + c)] = (c / b) * a + p;
+    const dim_t rows = nb * sp[0] * sp[1];
+    parallel(nthr, [&](int ithr, int nt) {
+        const dim_t *__restrict idx = from.data();
+        dim_t s, e;
+        split(rows, nt, ithr, s, e);
+        for (dim_t r = s; r < e; ++r) {
+            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+            const T *in = x.at(n0 + n, d, h, 0);
+            T *o = out + r * sp[2] * ps;
+            for (dim_t w = 0; w < sp[2]; ++w, in += x.w, o += ps) {
+                const T *__restrict src = in;
+                T *__restrict os = o;
+                for (dim_t k = 0; k < ps; ++k) os[k] = src[idx[k]];
+            }
+        }
+    });
+    const dim_t wst = ps, hst = sp[2] * wst, dst = sp[1] * hst;
+    return {{out, sp[0] * dst, dst, hst, wst}, lanes, int(a)};
+}
+
+// Scratch for the planes of one chunk (none without copies, nor for an empty batch), allocated
+// outside any parallel region and reused by every chunk.
+template <typename T>
+struct dw_plane_room {
+    scratch mem;
+    explicit dw_plane_room(const dw_plan &pl, const dim_t *sp)
+        : mem(pl.copies ? div_up(imin(pl.chunk, pl.p.mb) * sp[0] * sp[1] * sp[2] * pl.planes *
+                                     pl.lanes * dim_t(sizeof(T)),
+                                 dim_t(sizeof(float)))
+                        : 0) {}
+    T *p() const { return reinterpret_cast<T *>(mem.p); }
+};
+
+// The input side of images [n0, n0 + nb): the tensor itself (its image n0 first) without
+// copies, else the chunk's planes built from x (channels G*a per pixel).
+template <typename T>
+static dw_planes_view<T> dw_chunk_planes(const dw_plan &pl, const dw_view<const T> &x,
+                                         const dim_t *sp, dim_t n0, dim_t nb,
+                                         const dw_plane_room<T> &room) {
+    if (!pl.copies) return {{x.p + n0 * x.n, x.n, x.d, x.h, x.w}, 0, 1};
+    const conv_problem &p = pl.p;
+    const dim_t b = pl.lanes / p.g;
+    return dw_build_planes(pl.nthr, x, sp, n0, nb, p.g, dim_t(pl.planes), b, room.p());
+}
+
+// Offset in the user's weights of (lane c, plane pp): fwd and bwd_weights have lane
+// c = g*ocg + j and plane i; bwd_data lane c = g*icg + i and plane j.
+static inline dim_t dw_weight_offset(const conv_problem &p, dim_t c, dim_t pp) {
+    const weights_layout &l = p.wei;
+    if (p.dir != conv_direction::bwd_data) return c * l.oc + pp * l.ic;
+    return ((c / p.icg) * p.ocg + pp) * l.oc + (c % p.icg) * l.ic;
+}
