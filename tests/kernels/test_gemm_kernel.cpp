@@ -162,10 +162,15 @@ std::string kernel_for(const op &o) {
     return compile_op(o).kernel_name();
 }
 
+// The GEMM row dispatch tries first under this machine's cap.
+std::string gemm_row_here() {
+    return detail::effective_isa() >= detail::cpu_isa::avx512 ? "gemm:avx512"
+           : detail::effective_isa() >= detail::cpu_isa::avx2 ? "gemm:avx2"
+                                                              : "gemm:sse2";
+}
+
 TEST(Dispatch, GemmShapedProblemsPickTheGemmKernel) {
-    const char *want = detail::effective_isa() >= detail::cpu_isa::avx512 ? "gemm:avx512"
-                       : detail::effective_isa() >= detail::cpu_isa::avx2 ? "gemm:avx2"
-                                                                          : "gemm:sse2";
+    const std::string want = gemm_row_here();
     {  // DCGAN projection: ConvTranspose nz=100 -> 512 x 4x4 from a 1x1 input (batch 4 here).
         op o(0, op_kind::ConvTranspose);
         o.set_attr("strides", dims{1, 1})
@@ -208,9 +213,7 @@ TEST(Dispatch, GemmShapedProblemsPickTheGemmKernel) {
 // (1 thread, random problems): 421 -> 230 ms for the first, 386 -> 19 ms for a 1-D ConvTranspose
 // gradient with a 991-tap kernel and padding (through the padded copy of src).
 TEST(Dispatch, ShortReductionsPickTheGemmKernel) {
-    const char *want = detail::effective_isa() >= detail::cpu_isa::avx512 ? "gemm:avx512"
-                       : detail::effective_isa() >= detail::cpu_isa::avx2 ? "gemm:avx2"
-                                                                          : "gemm:sse2";
+    const std::string want = gemm_row_here();
     {  // 2 groups of 1 -> 312 channels, a 12-tap 1-D kernel: one value per tap.
         op o(0, op_kind::Convolution);
         o.set_attr("strides", dims{1})
