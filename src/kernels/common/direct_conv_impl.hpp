@@ -127,10 +127,6 @@ static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *o
     for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
 }
 
-static bool flatten_w(const conv_problem &p) {  // (direct_plan.hpp)
-    return direct_flattens_w(p);
-}
-
 // fwd and bwd_data stream the batch in chunks of images (plan.images_per_chunk): the chunk's
 // copied operands are converted, computed from cache and written back before the next chunk,
 // so no whole-tensor copy exists. Each output pixel sums the same products in the same order
@@ -138,7 +134,7 @@ static bool flatten_w(const conv_problem &p) {  // (direct_plan.hpp)
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const bool flat = flatten_w(p);
+    const bool flat = direct_flattens_w(p);  // (direct_plan.hpp)
     // Padded width of the flattened copy: every window of KW columns lies inside it.
     const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};

@@ -203,6 +203,18 @@ static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *p
     });
 }
 
+// Row x = (g, tap, icl) of the partials ([g][tap][icg][ldn]): its group, and the offset in the
+// user's weights of its output channel 0 within the group (the group's channels add
+// (g * ocg + ocl) * wei.oc).
+static inline dim_t partial_row_offset(const conv_problem &p, dim_t x, dim_t &g) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp();
+    const dim_t icl = x % p.icg, t = (x / p.icg) % ksp;
+    g = x / (p.icg * ksp);
+    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+    return icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+}
+
 // Weights whose output channels are contiguous (XIO/XOI): a vector of output channels at a time,
 // summed over the threads in order (the same sums as element by element: the bits too) and
 // stored as one run. (Element by element, with a type switch per element, this pass took 4x
@@ -217,21 +229,16 @@ static void reduce_weight_partials_by_channels(const direct_plan &pl, const floa
         dim_t s, e;
         split(p.g * ksp * p.icg, nt, ithr, s, e);
         for (dim_t x = s; x < e; ++x) {
-            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + g * p.ocg;
+            dim_t g;
+            const dim_t base = partial_row_offset(p, x, g) + g * p.ocg * l.oc;
             for (dim_t oc0 = 0; oc0 < p.ocg; oc0 += W) {
                 const int nn = int(imin(W, p.ocg - oc0));
                 const mask_t mk = vt::mask(nn);
                 V sum = vt::zero();
                 for (int q = 0; q < nt; ++q)
                     sum = vt::add(sum, vt::load_mask(partials + q * part + x * ldn + oc0, mk));
-                if (p.dt == data_type::f32) {
-                    vt::store_mask(static_cast<float *>(out) + base + oc0, sum, mk);
-                } else {
-                    vt::store(sums, sum);
-                    vt::narrow(p.dt, sums, static_cast<uint16_t *>(out) + base + oc0, nn);
-                }
+                vt::store(sums, sum);
+                store_run(p.dt, out, base + oc0, sums, nn);
             }
         }
     });
@@ -253,9 +260,8 @@ static void reduce_weight_partials(const direct_plan &pl, const float *partials,
         dim_t s, e;
         split(nw, nt, ithr, s, e);
         for (dim_t x = s; x < e; ++x) {
-            const dim_t icl = x % p.icg, t = (x / p.icg) % ksp, g = x / (p.icg * ksp);
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t base = icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            dim_t g;
+            const dim_t base = partial_row_offset(p, x, g);
             for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
                 float sum = 0.f;
                 for (int q = 0; q < nt; ++q) sum += partials[q * part + x * ldn + ocl];
