@@ -283,61 +283,90 @@ TEST(Dispatch, GemmKernelDeclinesWithReasons) {
     }
 }
 
-// The zero-bordered copy of src: every element of the copy is src's element at the coordinates
-// shifted by the begin padding, or zero; src read through strided channels-last and channels-
-// first views, in f32 and bf16, on 1 and 3 threads.
+namespace {
+
+// Copies src of `p` (its src layout as given) into the zero-bordered copy and checks every
+// element of the copy: src's element at the coordinates shifted by the begin padding, or zero.
+void expect_padded_copy_holds_src(const detail::conv_problem &p, int nthr) {
+    const detail::gemm_padded_src pad = detail::padded_src_of(p);
+    ASSERT_TRUE(pad.needed);
+    ASSERT_EQ(pad.why_not, "");
+    const dim_t C = p.ic(), H = pad.p.i[1], Wd = pad.p.i[2];
+    // From the first window's start to the last one's end: (o - 1) * stride + (k - 1) * dil + 1.
+    for (int x = 1; x < 3; ++x)
+        EXPECT_EQ(pad.p.i[x], (p.o[x] - 1) * p.s[x] + (p.k[x] - 1) * p.dl[x] + 1);
+    ASSERT_EQ(pad.elems, p.mb * C * H * Wd);
+    const size_t es = element_size(p.dt);
+    std::vector<unsigned char> src(size_t(p.mb * p.src.n) * es), out(size_t(pad.elems) * es, 0xcd);
+    for (size_t b = 0; b < src.size(); ++b) src[b] = static_cast<unsigned char>(b * 7 + 1);
+    detail::copy_padded_src(p, pad, src.data(), out.data(), nthr);
+    const detail::data_layout &l = pad.p.src;
+    for (dim_t n = 0; n < p.mb; ++n)
+        for (dim_t c = 0; c < C; ++c)
+            for (dim_t h = 0; h < H; ++h)
+                for (dim_t w = 0; w < Wd; ++w) {
+                    const dim_t sh = h - p.pb[1], sw = w - p.pb[2];
+                    const bool in = sh >= 0 && sh < p.i[1] && sw >= 0 && sw < p.i[2];
+                    const size_t o = size_t(n * l.n + c * l.c + h * l.sp[1] + w * l.sp[2]) * es;
+                    const size_t x =
+                        in ? size_t(n * p.src.n + c * p.src.c + sh * p.src.sp[1] +
+                                    sw * p.src.sp[2]) *
+                                 es
+                           : 0;
+                    for (size_t b = 0; b < es; ++b)
+                        ASSERT_EQ(out[o + b], in ? src[x + b] : 0)
+                            << to_string(p.dt) << " n" << n << " c" << c << " h" << h << " w"
+                            << w << " threads " << nthr;
+                }
+}
+
+// A 2-D weight-gradient problem of 2 images, 3 -> 2 channels, src 4x5 seen through strided
+// views: a gap of 2 elements after each pixel (NXC) or row (NCX).
+detail::conv_problem padded_problem(bool nxc, data_type dt) {
+    detail::conv_problem p;
+    p.dir = detail::conv_direction::bwd_weights;
+    p.dt = dt;
+    p.nsp = 2;
+    p.mb = 2, p.icg = 3, p.ocg = 2;
+    p.i[1] = 4, p.i[2] = 5;
+    const dim_t C = 3, pix = 4 * 5;
+    if (nxc)
+        p.src = {pix * (C + 2), 1, {0, 5 * (C + 2), C + 2}};
+    else
+        p.src = {C * 4 * 7, 4 * 7, {0, 7, 1}};
+    return p;
+}
+
+}  // namespace
+
+// The zero-bordered copy of src, read through strided channels-last and channels-first views,
+// in f32 and bf16, on 1 and 3 threads.
 TEST(GemmPaddedSrc, CopyHoldsSrcInsideAndZerosAround) {
     for (const bool nxc : {true, false})
         for (const data_type dt : {data_type::f32, data_type::bf16})
             for (const int nthr : {1, 3}) {
-                detail::conv_problem p;
-                p.dir = detail::conv_direction::bwd_weights;
-                p.dt = dt;
-                p.nsp = 2;
-                p.mb = 2, p.icg = 3, p.ocg = 2;
-                p.i[1] = 4, p.i[2] = 5;
+                detail::conv_problem p = padded_problem(nxc, dt);
                 p.k[1] = 3, p.k[2] = 4;
                 p.pb[1] = 1, p.pb[2] = 2, p.pe[1] = 2, p.pe[2] = 0;
                 p.o[1] = 5, p.o[2] = 4;  // 4 + 1 + 2 - 3 + 1, 5 + 2 + 0 - 4 + 1
-                const dim_t C = 3, pix = 4 * 5;
-                // Strided views: a gap of 2 elements after each pixel (NXC) or row (NCX).
-                if (nxc)
-                    p.src = {pix * (C + 2), 1, {0, 5 * (C + 2), C + 2}};
-                else
-                    p.src = {C * 4 * 7, 4 * 7, {0, 7, 1}};
-                const detail::gemm_padded_src pad = detail::padded_src_of(p);
-                ASSERT_TRUE(pad.needed);
-                ASSERT_EQ(pad.why_not, "");
-                // From the first window's start to the last one's end: (o - 1) * stride + k.
-                EXPECT_EQ(pad.p.i[1], (p.o[1] - 1) + p.k[1]);
-                EXPECT_EQ(pad.p.i[2], (p.o[2] - 1) + p.k[2]);
-                EXPECT_EQ(pad.nxc, nxc);
-                const dim_t H = pad.p.i[1], Wd = pad.p.i[2];
-                ASSERT_EQ(pad.elems, p.mb * C * H * Wd);
-                const size_t es = element_size(dt);
-                std::vector<unsigned char> src(size_t(p.mb * p.src.n) * es),
-                    out(size_t(pad.elems) * es, 0xcd);
-                for (size_t b = 0; b < src.size(); ++b)
-                    src[b] = static_cast<unsigned char>(b * 7 + 1);
-                detail::copy_padded_src(p, pad, src.data(), out.data(), nthr);
-                const detail::data_layout &l = pad.p.src;
-                for (dim_t n = 0; n < p.mb; ++n)
-                    for (dim_t c = 0; c < C; ++c)
-                        for (dim_t h = 0; h < H; ++h)
-                            for (dim_t w = 0; w < Wd; ++w) {
-                                const dim_t sh = h - p.pb[1], sw = w - p.pb[2];
-                                const bool in = sh >= 0 && sh < p.i[1] && sw >= 0 && sw < p.i[2];
-                                const size_t o =
-                                    size_t(n * l.n + c * l.c + h * l.sp[1] + w * l.sp[2]) * es;
-                                const size_t x = size_t(n * p.src.n + c * p.src.c +
-                                                        sh * p.src.sp[1] + sw * p.src.sp[2]) *
-                                                 es;
-                                for (size_t b = 0; b < es; ++b)
-                                    ASSERT_EQ(out[o + b], in ? src[x + b] : 0)
-                                        << nxc << " " << to_string(dt) << " n" << n << " c" << c
-                                        << " h" << h << " w" << w;
-                            }
+                EXPECT_EQ(detail::padded_src_of(p).nxc, nxc);
+                expect_padded_copy_holds_src(p, nthr);
             }
+}
+
+// Strides so long that the windows end inside the begin padding: the copy is all zeros, and no
+// src address before the tensor is formed (found by fuzz_op under UBSan: a pointer taken at a
+// negative offset for an empty row).
+TEST(GemmPaddedSrc, WindowsInsideTheBeginPaddingCopyOnlyZeros) {
+    for (const bool nxc : {true, false})
+        for (const int nthr : {1, 3}) {
+            detail::conv_problem p = padded_problem(nxc, data_type::f32);
+            p.k[1] = 2, p.k[2] = 1;
+            p.s[1] = 9, p.s[2] = 10;
+            p.pb[1] = 1, p.pb[2] = 5, p.pe[1] = 0, p.pe[2] = 0;
+            p.o[1] = 1, p.o[2] = 1;  // (4 + 1 - 2) / 9 + 1, (5 + 5 - 1) / 10 + 1
+            expect_padded_copy_holds_src(p, nthr);
+        }
 }
 
 // A matrix-product problem whose offset tables would be enormous (found by fuzz_op: a 343 GB

@@ -54,6 +54,9 @@ void copy_padded_src(const conv_problem &user, const gemm_padded_src &pad, const
             const dim_t px = pad.nxc ? C : 1;  // elements per padded pixel
             std::memset(o, 0, size_t(w0 * px) * es);
             std::memset(o + size_t(w1 * px) * es, 0, size_t((q.i[2] - w1) * px) * es);
+            // No inside part when the windows end within the begin padding; src's address at
+            // w0 - pb would then lie before the tensor.
+            if (w1 == w0) continue;
             if (!pad.nxc) {
                 copy_strided(x + size_t((w0 - user.pb[2]) * l.sp[2]) * es, l.sp[2],
                              o + size_t(w0) * es, w1 - w0, es);
