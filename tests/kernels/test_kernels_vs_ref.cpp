@@ -25,26 +25,46 @@ dim_t pick(std::mt19937_64 &rng, std::initializer_list<dim_t> v) {
     return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
 }
 
+// What a sweep draws from: spatial ranks, channels per group, the big side's spatial sizes and
+// batch sizes, each picked uniformly.
+struct case_ranges {
+    std::initializer_list<dim_t> ranks, groups, icg, ocg, kernel, sizes, mb;
+    bool depthwise;  // one case in six is depthwise
+};
+// Tails and edges: tiny and odd channel counts, spatial size 1.
+constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
+                                  {1, 1, 1, 2, 3, 4},
+                                  {1, 2, 3, 5, 8, 16, 17, 33},
+                                  {1, 3, 4, 7, 16, 19, 32, 48, 65},
+                                  {1, 2, 3, 3, 4, 5},
+                                  {1, 2, 4, 7, 9, 13, 20, 31},
+                                  {1, 2, 3},
+                                  true};
+// Several channel blocks on either side (with tails) over enough pixels that every thread gets
+// several units of register tiles: the orders in which the direct kernel's gather walks blocks.
+constexpr case_ranges block_ranges{{1, 2}, {1, 2}, {16, 65, 130}, {65, 130}, {1, 3}, {20, 24, 28},
+                                   {2}, false};
+
 // A random op whose shapes are consistent (built from a random canonical convolution).
-random_case make_case(std::mt19937_64 &rng) {
+random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
     const op_kind kind = all_op_kinds[rng() % 6];
     const bool ct = is_conv_transpose_family(kind);
-    const int S = int(pick(rng, {1, 2, 2, 2, 3}));
-    const dim_t G = pick(rng, {1, 1, 1, 2, 3, 4});
-    const bool depthwise = rng() % 6 == 0;
-    const dim_t icg = depthwise ? 1 : pick(rng, {1, 2, 3, 5, 8, 16, 17, 33});
-    const dim_t ocg = depthwise ? 1 : pick(rng, {1, 3, 4, 7, 16, 19, 32, 48, 65});
+    const int S = int(pick(rng, cr.ranks));
+    const dim_t G = pick(rng, cr.groups);
+    const bool depthwise = rng() % 6 == 0 && cr.depthwise;
+    const dim_t icg = depthwise ? 1 : pick(rng, cr.icg);
+    const dim_t ocg = depthwise ? 1 : pick(rng, cr.ocg);
     const dim_t g = depthwise ? pick(rng, {3, 8, 17, 32}) : G;
-    const dim_t mb = pick(rng, {1, 2, 3});
+    const dim_t mb = pick(rng, cr.mb);
     dims k, s, d, pb, pe, big, small, op_pad;
     for (int j = 0; j < S; ++j) {
-        k.push_back(pick(rng, {1, 2, 3, 3, 4, 5}));
+        k.push_back(pick(rng, cr.kernel));
         s.push_back(pick(rng, {1, 1, 2, 3, 4}));
         d.push_back(pick(rng, {1, 1, 1, 2, 3}));
         pb.push_back(pick(rng, {0, 0, 1, 2, 3, 5}));
         pe.push_back(pick(rng, {0, 0, 1, 2, 4}));
         const dim_t ke = (k[j] - 1) * d[j] + 1;
-        dim_t I = pick(rng, {1, 2, 4, 7, 9, 13, 20, 31});
+        dim_t I = pick(rng, cr.sizes);
         if (I + pb[j] + pe[j] < ke) I = ke - pb[j] - pe[j] + dim_t(rng() % 3);
         if (I < 1) I = 1;
         if (I + pb[j] + pe[j] < ke) pe[j] = ke - I - pb[j];
@@ -117,6 +137,14 @@ const std::vector<testing::swept_case> &random_cases() {
     return cases;
 }
 
+// 1-D and 2-D problems of 16-130 channels per group, on 1-3 threads.
+const std::vector<testing::swept_case> &block_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261123, 24, [](std::mt19937_64 &rng) { return make_case(rng, block_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // Each problem is taken by at least one kernel that can run here (the sse2 rows run everywhere).
 TEST(KernelsVsReference, EveryProblemHasAKernel) {
     for (const auto &c : random_cases()) {
@@ -140,6 +168,15 @@ TEST_P(KernelRow, RandomSweep) {
     EXPECT_GT(runs, 0) << row.name << " can compute none of the sweep's problems";
     std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
                 runs, random_cases().size());
+}
+
+TEST_P(KernelRow, ManyChannelBlocks) {
+    const detail::impl_desc &row = *GetParam();
+    const row_mode m = how_to_run(row);
+    if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
+    const int runs = check_row(row, m.create, block_cases());
+    std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
+                runs, block_cases().size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Inventory, KernelRow, ::testing::ValuesIn(inventory_rows()),

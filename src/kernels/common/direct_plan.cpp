@@ -43,6 +43,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights || copied * 4.0 <= chunk_bytes;
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
+    d.gather_group = b.l2_group;
     return d;
 }
 

@@ -32,6 +32,10 @@ struct direct_plan {
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles.
     dim_t gather_whole_k, gather_panel;
+    // The gather runs a group's channel blocks innermost (each unit of register tiles over
+    // every block while its A rows stay in L1) while the group's packed weights, all blocks,
+    // are within gather_group bytes (L2); else block by block over all the units.
+    dim_t gather_group;
     cache_sizes caches;  // what the blocking was derived from
 };
 

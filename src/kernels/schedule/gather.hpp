@@ -74,9 +74,27 @@ struct gather_tables {
     int *nbat;        // [tile]
 };
 
+// Work item w of a gather: a unit of register tiles of one group, and its channel blocks.
+// With `blocks_inner` an item takes every block of its (group, unit): the tables of row
+// pointers are built once and shifted from block to block, and the unit's A rows are read from
+// L1 by every block while the group's weights stay in L2. Else an item is one block of one
+// unit, and consecutive items take the units of one (group, block), so its weights panel is
+// reused by all of them.
+struct gather_item {
+    dim_t unit, g, block0, block1;
+};
+static inline gather_item gather_item_of(dim_t w, dim_t nunits, dim_t nblocks, bool blocks_inner) {
+    if (blocks_inner) return {w % nunits, w / nunits, 0, nblocks};
+    const dim_t b = (w / nunits) % nblocks;
+    return {w % nunits, w / (nunits * nblocks), b, b + 1};
+}
+static inline dim_t gather_items(dim_t g, dim_t nunits, dim_t nblocks, bool blocks_inner) {
+    return g * nunits * (blocks_inner ? 1 : nblocks);
+}
+
 template <typename E>
 static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks,
-                       dim_t kc, const gather_tables<E> &tb) {
+                       bool blocks_inner, dim_t kc, const gather_tables<E> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
@@ -89,25 +107,33 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
     a.ldb = j.ldn * P;
     dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
     for (dim_t w = s; w < e; ++w) {
-        const dim_t unit = w % nunits, gb = w / nunits, g = gb / nblocks;
-        const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, gb % nblocks);
+        const gather_item it = gather_item_of(w, nunits, nblocks, blocks_inner);
+        const dim_t unit = it.unit, g = it.g;
+        const nblock nb0 = block_of(j.c_chan, blk, j.pl->max_nv, it.block0);
         const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
         for (dim_t tile = tile0; tile < tile1; ++tile) {
             const dim_t ti = tile - tile0, q0 = tile * mt;
             const int m = int(imin(mt, Q - q0));
             float **C = tb.C + ti * mt;
+            // (n, t0, t1, t2) of pixel q0 by division once, then counted up row by row: the
+            // divisions per row cost as much as the products of a short-K tile.
+            dim_t cur[4] = {0, 0, 0, q0 % T2};
+            cur[2] = (q0 / T2) % T1;
+            cur[1] = (q0 / (T2 * T1)) % T0;
+            cur[0] = q0 / (T2 * T1 * T0);
             for (int r = 0; r < m; ++r) {
-                dim_t q = q0 + r;
-                pos[r][3] = q % T2;
-                q /= T2;
-                pos[r][2] = q % T1;
-                q /= T1;
-                pos[r][1] = q % T0;
-                pos[r][0] = q / T0;
+                for (int x = 0; x < 4; ++x) pos[r][x] = cur[x];
+                if (++cur[3] == T2) {
+                    cur[3] = 0;
+                    if (++cur[2] == T1) {
+                        cur[2] = 0;
+                        if (++cur[1] == T0) cur[1] = 0, ++cur[0];
+                    }
+                }
                 C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
                                j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
                                j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
-                       g * j.c_chan + nb.c0;
+                       g * j.c_chan + nb0.c0;
             }
             int nbat = 0;
             for (int t = 0; t < j.ntaps; ++t) {
@@ -125,26 +151,37 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
                     any |= ok;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
-                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb.c0 * P;
+                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
             }
             tb.nbat[ti] = nbat;
         }
-        a.tail = nb.tail;
-        a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
-        for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
-            a.a_off = k0;
-            a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
-            a.K = imin(kc, K - k0);
-            a.init = k0 > 0   ? ukernel_init::accumulate
-                     : j.bias ? ukernel_init::bias
-                              : ukernel_init::zero;
-            for (dim_t tile = tile0; tile < tile1; ++tile) {
-                const dim_t ti = tile - tile0;
-                a.A = tb.A + ti * j.ntaps * mt;
-                a.B = tb.B + ti * j.ntaps;
-                a.C = tb.C + ti * mt;
-                a.nbatch = tb.nbat[ti];
-                call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+        for (dim_t b = it.block0; b < it.block1; ++b) {
+            const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, b);
+            if (b > it.block0) {  // the next block: C columns and B panels blk vectors on
+                const dim_t step = nb.c0 - block_of(j.c_chan, blk, j.pl->max_nv, b - 1).c0;
+                for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
+                    for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
+                        tb.C[ti * mt + r] += step;
+                    for (int t = 0; t < tb.nbat[ti]; ++t) tb.B[ti * j.ntaps + t] += step * P;
+                }
+            }
+            a.tail = nb.tail;
+            a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
+            for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
+                a.a_off = k0;
+                a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
+                a.K = imin(kc, K - k0);
+                a.init = k0 > 0   ? ukernel_init::accumulate
+                         : j.bias ? ukernel_init::bias
+                                  : ukernel_init::zero;
+                for (dim_t tile = tile0; tile < tile1; ++tile) {
+                    const dim_t ti = tile - tile0;
+                    a.A = tb.A + ti * j.ntaps * mt;
+                    a.B = tb.B + ti * j.ntaps;
+                    a.C = tb.C + ti * mt;
+                    a.nbatch = tb.nbat[ti];
+                    call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+                }
             }
         }
     }
@@ -194,6 +231,16 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &pro
     return nphases;
 }
 
+// Whether an item of job j takes all its group's channel blocks (gather_item_of): while there
+// are several blocks, the group's packed weights for the job's taps fit the plan's L2 budget,
+// and the (group, unit) items alone still give every thread several.
+template <typename E>
+static bool gather_blocks_inner(const gather_job<E> &j, dim_t nunits, dim_t nblocks) {
+    const direct_plan &pl = *j.pl;
+    return nblocks > 1 && pl.p.g * nunits >= 4 * dim_t(pl.nthr) &&
+           double(j.ntaps) * double(j.K) * double(j.ldn) * sizeof(E) <= double(pl.gather_group);
+}
+
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
 // the work of all of them is split statically over the threads.
 template <typename E>
@@ -203,12 +250,15 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
     const int mt = pl.max_m[pl.max_nv];
     const dim_t K = jobs[0].K;
     const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
+    auto units_of = [&](const gather_job<E> &j) {
+        return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
+    };
     dim_t total = 0;
     int max_taps = 0;
     for (dim_t c = 0; c < njobs; ++c) {
         const gather_job<E> &j = jobs[c];
-        const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
-        total += p.g * nblocks * div_up(div_up(Q, mt), tiles_per_unit);
+        const dim_t nunits = units_of(j);
+        total += gather_items(p.g, nunits, nblocks, gather_blocks_inner(j, nunits, nblocks));
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     if (total == 0) return;
@@ -225,9 +275,9 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
         dim_t base = 0;
         for (dim_t c = 0; c < njobs && base < e; ++c) {
             const gather_job<E> &j = jobs[c];
-            const dim_t Q = p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T;
-            const dim_t nunits = div_up(div_up(Q, mt), tiles_per_unit);
-            const dim_t work = p.g * nblocks * nunits;
+            const dim_t nunits = units_of(j);
+            const bool blocks_inner = gather_blocks_inner(j, nunits, nblocks);
+            const dim_t work = gather_items(p.g, nunits, nblocks, blocks_inner);
             const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
@@ -238,7 +288,7 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
                 const dim_t kc = K * row_bytes <= pl.gather_whole_k
                                      ? imax(K, 1)
                                      : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
-                gather_run(j, ls, le, nunits, nblocks, kc, tb);
+                gather_run(j, ls, le, nunits, nblocks, blocks_inner, kc, tb);
             }
             base += work;
         }
