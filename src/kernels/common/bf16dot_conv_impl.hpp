@@ -94,7 +94,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     const int nthr = pl.nthr;
     const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i);
     const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false);
-    const dim_t Kp = p.icg + p.icg % 2, ldn = div_up(p.ocg, W) * W;
+    const dim_t Kp = p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
     scratch wp(div_up(p.g * p.ksp() * vnni_pairs_size(p.icg, ldn), 2));
     pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
     scratch bias(p.with_bias ? p.oc() + W : 0);
@@ -134,7 +134,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     const int nthr = pl.nthr;
     const pairs_operand dst(p, nthr, args.dst, p.dst, p.ocg, p.o);
     const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false);
-    const dim_t Kp = p.ocg + p.ocg % 2, ldn = div_up(p.icg, W) * W;
+    const dim_t Kp = p.ocg + p.ocg % 2, ldn = panel_ld(p.icg);
     scratch wt(div_up(p.g * p.ksp() * vnni_pairs_size(p.ocg, ldn), 2));
     pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p));
     scratch bias(p.with_bias ? p.ic() + W : 0);

@@ -139,7 +139,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};
     const bool copy_src = flat || !pl.src_direct;
-    const dim_t ldn = div_up(p.ocg, W) * W;
+    const dim_t ldn = panel_ld(p.ocg);
     scratch wp(p.g * p.ksp() * p.icg * ldn);
     pack_weights(p, nthr, args.wei, false, ldn, wp.p);
     scratch bias(p.with_bias ? p.oc() + W : 0);
@@ -208,7 +208,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
 static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const dim_t ldn = div_up(p.icg, W) * W;
+    const dim_t ldn = panel_ld(p.icg);
     scratch wt(p.g * p.ksp() * p.ocg * ldn);
     pack_weights(p, nthr, args.wei, true, ldn, wt.p);
     scratch bias(p.with_bias ? p.ic() + W : 0);

@@ -52,6 +52,16 @@ struct gather_job {
 template <typename E>
 constexpr int k_packing = sizeof(E) == 2 ? 2 : 1;
 
+// Row length (ldn) of the packed weights a gather reads: N rounded up to whole vectors, plus one
+// vector when rows would be a multiple of 512 bytes apart (f32 rows, or bf16 pair rows). The
+// microkernel reads one block of a row per k, and a K chunk's blocks at such a stride fall
+// into a fraction of L1's sets (a quarter at 1 KiB: 256 channels), where they evict each other
+// and the chunk is read from L2 by every tile.
+static inline dim_t panel_ld(dim_t N) {
+    const dim_t ld = div_up(N, W) * W;
+    return ld * dim_t(sizeof(float)) % 512 == 0 ? ld + W : ld;
+}
+
 static inline void call_ukernel(int m, int nv, const brgemm_f32_args &a) {
     call_f32_ukernel(m, nv, a);
 }
