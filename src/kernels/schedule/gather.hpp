@@ -115,7 +115,17 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
     brgemm_args<E> a{};
     a.aks = P;  // channels are contiguous: pair k/2 is P elements further
     a.ldb = j.ldn * P;
-    dim_t pos[max_rows][4];  // n, t0, t1, t2 of each tile row
+    // The job's fields in locals: the compiler cannot tell the tables written below from them,
+    // and would reload them for every row and tap.
+    const gather_axis ax0 = j.ax[0], ax1 = j.ax[1], ax2 = j.ax[2];
+    const tview<E> av = j.av;
+    const E *const zeros = j.zeros;
+    const gather_tap *const taps = j.taps;
+    const int ntaps = j.ntaps;
+    // Per tile row: its A pixel before the tap's offsets (a_mul * t per axis) and its image's
+    // A base.
+    dim_t rx[max_rows][3];
+    const E *rbase[max_rows];
     for (dim_t w = s; w < e; ++w) {
         const gather_item it = gather_item_of(w, nunits, nblocks, blocks_inner);
         const dim_t unit = it.unit, g = it.g;
@@ -132,7 +142,13 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
             cur[1] = (q0 / (T2 * T1)) % T0;
             cur[0] = q0 / (T2 * T1 * T0);
             for (int r = 0; r < m; ++r) {
-                for (int x = 0; x < 4; ++x) pos[r][x] = cur[x];
+                C[r] = j.cv.at(cur[0], ax0.c_base + ax0.c_mul * cur[1],
+                               ax1.c_base + ax1.c_mul * cur[2], ax2.c_base + ax2.c_mul * cur[3]) +
+                       g * j.c_chan + nb0.c0;
+                rx[r][0] = ax0.a_mul * cur[1];
+                rx[r][1] = ax1.a_mul * cur[2];
+                rx[r][2] = ax2.a_mul * cur[3];
+                rbase[r] = av.p + cur[0] * av.n + g * j.a_chan;
                 if (++cur[3] == T2) {
                     cur[3] = 0;
                     if (++cur[2] == T1) {
@@ -140,28 +156,25 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
                         if (++cur[1] == T0) cur[1] = 0, ++cur[0];
                     }
                 }
-                C[r] = j.cv.at(pos[r][0], j.ax[0].c_base + j.ax[0].c_mul * pos[r][1],
-                               j.ax[1].c_base + j.ax[1].c_mul * pos[r][2],
-                               j.ax[2].c_base + j.ax[2].c_mul * pos[r][3]) +
-                       g * j.c_chan + nb0.c0;
             }
             int nbat = 0;
-            for (int t = 0; t < j.ntaps; ++t) {
-                const gather_tap &tp = j.taps[t];
+            for (int t = 0; t < ntaps; ++t) {
+                const gather_tap &tp = taps[t];
                 // Rows of one slot are m apart: the microkernel reads A[b*M + row].
-                const E **Ar = tb.A + ti * j.ntaps * mt + nbat * m;
+                const E **Ar = tb.A + ti * ntaps * mt + nbat * m;
                 bool any = false;
                 for (int r = 0; r < m; ++r) {
-                    const dim_t x0 = j.ax[0].a_mul * pos[r][1] + tp.a_off[0];
-                    const dim_t x1 = j.ax[1].a_mul * pos[r][2] + tp.a_off[1];
-                    const dim_t x2 = j.ax[2].a_mul * pos[r][3] + tp.a_off[2];
-                    const bool ok = x0 >= 0 && x0 < j.ax[0].a_size && x1 >= 0 &&
-                                    x1 < j.ax[1].a_size && x2 >= 0 && x2 < j.ax[2].a_size;
-                    Ar[r] = ok ? j.av.at(pos[r][0], x0, x1, x2) + g * j.a_chan : j.zeros;
+                    const dim_t x0 = rx[r][0] + tp.a_off[0], x1 = rx[r][1] + tp.a_off[1],
+                                x2 = rx[r][2] + tp.a_off[2];
+                    // Unsigned compares: a negative coordinate is out of range too.
+                    const bool ok = uint64_t(x0) < uint64_t(ax0.a_size) &&
+                                    uint64_t(x1) < uint64_t(ax1.a_size) &&
+                                    uint64_t(x2) < uint64_t(ax2.a_size);
+                    Ar[r] = ok ? rbase[r] + x0 * av.d + x1 * av.h + x2 * av.w : zeros;
                     any |= ok;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
-                tb.B[ti * j.ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
+                tb.B[ti * ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
             }
             tb.nbat[ti] = nbat;
         }
