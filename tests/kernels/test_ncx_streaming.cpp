@@ -1,7 +1,8 @@
 // NCX tensors in the direct kernel (and the grouped lane-per-channel one): the batch streamed in
 // chunks of images (plan images_per_chunk), each chunk's NCX operands block-transposed into
-// channels-last scratch and its output written back before the next chunk; bwd_weights converts
-// each thread's chunk of rows (plan rows_per_chunk) inside the schedule. For every direction,
+// channels-last scratch and its output written back before the next chunk, or an image's output
+// a few rows at a time (plan out_rows_per_chunk); bwd_weights converts each thread's chunk of
+// rows (plan rows_per_chunk) inside the schedule. For every direction,
 // f32/bf16/f16, groups, 1-D/2-D/3-D, odd strides, dilation and the flattened-width stem path, the
 // results must be
 //   - bit-identical between NCX, NXC, NCX with gaps after rows and NCX with strided w (real
@@ -294,14 +295,24 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
     return pr;
 }
 
-// Runs one ISA's direct kernel with its plan's threads and (chunk > 0) images per chunk set.
+// Runs one ISA's direct kernel with its plan's threads and (chunk > 0) images per chunk set, and
+// (out_rows > 0) the output of fwd/bwd_data computed that many rows at a time.
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
-                               bool grouped) {
+                               bool grouped, dim_t out_rows = 0) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
     pl.nthr = nthr;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
     // thread at a time: in both the order of every sum stays the same.
     if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
+    // By rows of the output along d, or h when d is 1 (an image at a time), as the plan does for
+    // images beyond L2.
+    if (out_rows > 0) {
+        const detail::conv_problem &p = pr.r.prob;
+        const dim_t *sp = p.dir == detail::conv_direction::fwd ? p.o : p.i;
+        pl.images_per_chunk = 1;
+        pl.out_rows_per_chunk = out_rows;
+        pl.out_row_axis = sp[0] > 1 ? 0 : 1;
+    }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
     detail::conv_args a;
@@ -326,19 +337,28 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                 const std::vector<double> want = run_direct(u, nxc, nthr, 0, c.grouped);
                 // Every chunking of dense NCX; one each for the other layouts (fast enough for the
                 // sanitizer runs).
-                const std::pair<layout, dim_t> runs_of[] = {{layout::ncx, 0},
-                                                            {layout::ncx, 1},
-                                                            {layout::ncx, 2},
-                                                            {layout::ncx_row_gaps, 1},
-                                                            {layout::ncx_strided_w, 2}};
-                for (const auto &[l, chunk] : runs_of) {
+                // (and output rows 1 and 2 at a time: an uneven split).
+                struct run_of {
+                    layout l;
+                    dim_t chunk, out_rows;
+                };
+                const run_of runs_of[] = {{layout::ncx, 0, 0},          {layout::ncx, 1, 0},
+                                          {layout::ncx, 2, 0},          {layout::ncx_row_gaps, 1, 0},
+                                          {layout::ncx_strided_w, 2, 0}, {layout::ncx, 1, 1},
+                                          {layout::nxc, 1, 2}};
+                for (const auto &[l, chunk, out_rows] : runs_of) {
+                    if (out_rows > 0 && (c.grouped || c.kind == op_kind::ConvolutionBackwardWeights ||
+                                         c.kind == op_kind::ConvTransposeBackwardWeights))
+                        continue;  // (the direct kernel's fwd and bwd_data only)
                     prepared pr = prepare(c, l, false);
-                    const std::vector<double> got = run_direct(u, pr, nthr, chunk, c.grouped);
+                    const std::vector<double> got =
+                        run_direct(u, pr, nthr, chunk, c.grouped, out_rows);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
                             << u.name << " " << c.what << " " << layout_names[int(l)] << " threads "
-                            << nthr << " images per chunk " << chunk << " at " << i;
+                            << nthr << " images per chunk " << chunk << " output rows "
+                            << out_rows << " at " << i;
                     ++runs;
                 }
             }
@@ -357,10 +377,15 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
             const std::vector<double> want = ref.values();
             for (const direct_unit &u : units) {
                 if (!detail::isa_available(u.isa) || (c.grouped && !u.run_grouped)) continue;
-                const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped);
-                for (size_t i = 0; i < got.size(); ++i)
-                    ASSERT_EQ(got[i], want[i])
-                        << u.name << " " << c.what << " " << layout_names[int(l)] << " at " << i;
+                const bool by_rows = !c.grouped && c.kind != op_kind::ConvolutionBackwardWeights &&
+                                     c.kind != op_kind::ConvTransposeBackwardWeights;
+                for (const dim_t out_rows : {dim_t(0), dim_t(by_rows ? 1 : 0)}) {
+                    const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped, out_rows);
+                    for (size_t i = 0; i < got.size(); ++i)
+                        ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " "
+                                                   << layout_names[int(l)] << " output rows "
+                                                   << out_rows << " at " << i;
+                }
             }
         }
 }

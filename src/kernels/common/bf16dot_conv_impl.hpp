@@ -116,7 +116,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     j.av = src.v;
     j.c_chan = p.ocg;
     j.a_chan = src.chan;
-    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x]};
+    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x], 0};
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = reinterpret_cast<const bf16_t *>(wp.p);

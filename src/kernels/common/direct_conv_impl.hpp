@@ -15,11 +15,17 @@
 //   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
 //   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
 
-// Image n0 of a user tensor (strides may be negative: the C++ API accepts any).
-static const void *image_at(const void *user, const data_layout &l, data_type dt, dim_t n0) {
+// The element `off` elements into a user tensor (strides may be negative: the C++ API accepts
+// any).
+static const void *elem_at(const void *user, data_type dt, dim_t off) {
     const std::ptrdiff_t bytes = dt == data_type::f32 ? 4 : 2;
-    return static_cast<const char *>(user) + std::ptrdiff_t(n0 * l.n) * bytes;
+    return static_cast<const char *>(user) + std::ptrdiff_t(off) * bytes;
 }
+// Image n0 of a user tensor.
+static const void *image_at(const void *user, const data_layout &l, data_type dt, dim_t n0) {
+    return elem_at(user, dt, n0 * l.n);
+}
+
 
 // Images [n0, n0 + nb) of a data tensor as the kernels see them: the user's memory when it is
 // f32 with contiguous channels, else a dense channels-last f32 copy of those images, filled from
@@ -59,6 +65,33 @@ static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
     direct_plan c = pl;
     c.p.mb = imin(pl.images_per_chunk, pl.p.mb - n0);
     return c;
+}
+
+// The output of one image computed in chunks of rows (direct_plan::out_rows_per_chunk): for
+// each chunk, the gathers restricted to its rows along the plan's axis write a copy holding
+// only those rows (dense channels-last f32), which is then stored into the user's image.
+// `jobs` are the image's gathers with their C view unset; C channels, `sp` the output's
+// extents, `l` its layout, `out` the user's image.
+template <typename E>
+static void gather_output_rows(const direct_plan &pl, const gather_job<E> *jobs,
+                               gather_job<E> *chunk_jobs, dim_t njobs, void *out,
+                               const data_layout &l, dim_t C, const dim_t *sp) {
+    const conv_problem &p = pl.p;
+    const int X = pl.out_row_axis;
+    for (dim_t r0 = 0; r0 < sp[X]; r0 += pl.out_rows_per_chunk) {
+        const dim_t r1 = imin(sp[X], r0 + pl.out_rows_per_chunk);
+        dim_t csp[3] = {sp[0], sp[1], sp[2]};
+        csp[X] = r1 - r0;
+        const data_operand o(p, pl.nthr, false, elem_at(out, p.dt, r0 * l.sp[X]), l, C, csp,
+                             false, 0, 1);
+        for (dim_t c = 0; c < njobs; ++c) {
+            chunk_jobs[c] = jobs[c];
+            restrict_c_rows(chunk_jobs[c].ax[X], r0, r1);
+            chunk_jobs[c].cv = o.v;
+        }
+        gather_parallel(chunk_jobs, njobs);
+        o.store(pl.nthr);
+    }
 }
 
 // Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
@@ -165,7 +198,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     gather_job<float> j{};
     j.c_chan = p.ocg;
     j.a_chan = p.icg;
-    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], src_sp[x]};
+    for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], src_sp[x], 0};
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = wp.p;
@@ -179,8 +212,10 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         const dim_t nb = plc.p.mb;
         const void *src_user = image_at(args.src, p.src, p.dt, n0);
         scratch src_s(copy_src ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-        const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false, n0,
-                                  nb);
+        // (By rows: its copies are made per chunk of rows below.)
+        const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
+        const data_operand dst_op(p, nthr, pl.dst_direct || by_rows, args.out, p.dst, p.oc(), p.o,
+                                  false, n0, nb);
         const fview src =
             copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(src_user, p.src);
         if (flat) {
@@ -200,6 +235,12 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         j.pl = &plc;
         j.cv = dst_op.v;
         j.av = src;
+        if (by_rows) {
+            gather_job<float> chunk_job;
+            gather_output_rows(plc, &j, &chunk_job, 1, const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)),
+                               p.dst, p.oc(), p.o);
+            continue;
+        }
         gather_parallel(&j, 1);
         dst_op.store(nthr);
     }
@@ -232,17 +273,28 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch jobs_mem(dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<float> *jobs = reinterpret_cast<gather_job<float> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
+    // (By rows: the output's copies are made per chunk of rows, into these jobs.)
+    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
+    scratch chunk_jobs_mem(by_rows ? dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * nphases
+                                   : 0);
+    gather_job<float> *chunk_jobs = reinterpret_cast<gather_job<float> *>(chunk_jobs_mem.p);
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
         const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true, n0,
                                   nb);
-        const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false, n0,
-                                  nb);
+        const data_operand src_op(p, nthr, pl.src_direct || by_rows, args.out, p.src, p.ic(), p.i,
+                                  false, n0, nb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
             jobs[ph].cv = src_op.v;
             jobs[ph].av = dst_op.v;
+        }
+        if (by_rows) {
+            gather_output_rows(plc, jobs, chunk_jobs, nphases,
+                               const_cast<void *>(image_at(args.out, p.src, p.dt, n0)), p.src,
+                               p.ic(), p.i);
+            continue;
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr);

@@ -41,6 +41,22 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     d.images_per_chunk =
         copied == 0 ? dim_t(mb) : dim_t(std::clamp(std::floor(chunk_bytes / (copied * 4.0)), 1.0, mb));
     d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights || copied * 4.0 <= chunk_bytes;
+    d.out_rows_per_chunk = 0;
+    d.out_row_axis = 0;
+    const bool fwd = p.dir == conv_direction::fwd;
+    const dim_t *out_sp = fwd ? p.o : p.i;
+    const bool out_copied = fwd ? !d.dst_direct : !d.src_direct;
+    const int X = out_sp[0] > 1 ? 0 : 1;
+    if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && out_copied && out_sp[X] > 1) {
+        // One row (a d-slice, or an h-row) of the output's copy.
+        const double slice = (X == 0 ? double(out_sp[1]) : 1.0) * double(out_sp[2]) *
+                             double(fwd ? p.oc() : p.ic()) * 4.0;
+        const double rows = std::floor(chunk_bytes / 2 / std::max(slice, 1.0));
+        if (rows >= 1.0 && rows < double(out_sp[X])) {
+            d.out_rows_per_chunk = dim_t(rows);
+            d.out_row_axis = X;
+        }
+    }
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     d.gather_group = b.l2_group;
@@ -54,6 +70,9 @@ std::string describe(const direct_plan &pl) {
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk);
     else
         s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
+             (pl.out_rows_per_chunk ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) +
+                                          " along " + "dhw"[pl.out_row_axis]
+                                    : std::string()) +
              " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
              "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
     s += std::string(" src=") + (pl.src_direct ? "in place" : "copied") +

@@ -28,6 +28,12 @@ struct direct_plan {
     // Whether one chunk's copies fit that L2 budget (bwd_weights' row chunks always do); when
     // not, a chunk of one image is written to memory and read back (the estimate charges it).
     bool chunk_fits_l2;
+    // fwd, bwd_data: when one image does not fit and the output (dst, or src for bwd_data) is
+    // copied, the output is computed and written back out_rows_per_chunk rows at a time along
+    // its spatial axis out_row_axis (d, or h when d is 1), each chunk within half the budget;
+    // 0: whole images. The input's copy stays per image.
+    dim_t out_rows_per_chunk;
+    int out_row_axis;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles.

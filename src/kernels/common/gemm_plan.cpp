@@ -269,9 +269,13 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
         const double wei = double(p.ksp()) * double(p.icg) * double(p.ocg) * double(p.g);
         cycles += wei * (4.0 * wei > double(machine_caches().l2) ? 1.5 : 0.5);
     }
-    const bool fits = make_direct_plan(p, vlen, nregs).chunk_fits_l2;
-    cycles += double(p.mb * p.isp() * p.ic()) * direct_copy_cost(p.dt, p.src, fits, vlen);
-    cycles += double(p.mb * p.osp() * p.oc()) * direct_copy_cost(p.dt, p.dst, fits, vlen);
+    // (The output's copy stays in cache when it is computed in chunks of rows.)
+    const direct_plan pl = make_direct_plan(p, vlen, nregs);
+    const bool fits = pl.chunk_fits_l2, out_fits = fits || pl.out_rows_per_chunk > 0;
+    cycles += double(p.mb * p.isp() * p.ic()) *
+              direct_copy_cost(p.dt, p.src, bwd_d ? out_fits : fits, vlen);
+    cycles += double(p.mb * p.osp() * p.oc()) *
+              direct_copy_cost(p.dt, p.dst, p.dir == conv_direction::fwd ? out_fits : fits, vlen);
     return cycles / double(p.g);
 }
 

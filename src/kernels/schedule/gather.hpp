@@ -22,10 +22,21 @@ static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
 // shared zero row instead of being special-cased.
 
 // Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
-// a_mul*t + a_off[tap], valid in [0, a_size).
+// a_base + a_mul*t + a_off[tap], valid in [0, a_size).
 struct gather_axis {
     dim_t T, c_base, c_mul, a_mul, a_size;
+    dim_t a_base = 0;
 };
+
+// Restricts a gather along axis x to its C pixels in [c0, c1), for a C buffer that holds only
+// those (its pixel c0 first): the rows of one chunk of a big image.
+static inline void restrict_c_rows(gather_axis &ax, dim_t c0, dim_t c1) {
+    const dim_t t0 = imax(0, ceil_div(c0 - ax.c_base, ax.c_mul));
+    const dim_t t1 = imin(ax.T, ceil_div(c1 - ax.c_base, ax.c_mul));
+    ax.T = imax(0, t1 - t0);
+    ax.a_base += ax.a_mul * t0;
+    ax.c_base += ax.c_mul * t0 - c0;
+}
 struct gather_tap {
     dim_t a_off[3];
     dim_t w;  // tap index into the packed weights
@@ -122,8 +133,8 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
     const E *const zeros = j.zeros;
     const gather_tap *const taps = j.taps;
     const int ntaps = j.ntaps;
-    // Per tile row: its A pixel before the tap's offsets (a_mul * t per axis) and its image's
-    // A base.
+    // Per tile row: its A pixel before the tap's offsets (a_base + a_mul * t per axis) and its
+    // image's A base.
     dim_t rx[max_rows][3];
     const E *rbase[max_rows];
     for (dim_t w = s; w < e; ++w) {
@@ -145,9 +156,9 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
                 C[r] = j.cv.at(cur[0], ax0.c_base + ax0.c_mul * cur[1],
                                ax1.c_base + ax1.c_mul * cur[2], ax2.c_base + ax2.c_mul * cur[3]) +
                        g * j.c_chan + nb0.c0;
-                rx[r][0] = ax0.a_mul * cur[1];
-                rx[r][1] = ax1.a_mul * cur[2];
-                rx[r][2] = ax2.a_mul * cur[3];
+                rx[r][0] = ax0.a_base + ax0.a_mul * cur[1];
+                rx[r][1] = ax1.a_base + ax1.a_mul * cur[2];
+                rx[r][2] = ax2.a_base + ax2.a_mul * cur[3];
                 rbase[r] = av.p + cur[0] * av.n + g * j.a_chan;
                 if (++cur[3] == T2) {
                     cur[3] = 0;
@@ -248,7 +259,7 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &pro
                 }
         used += ntaps;
         for (int x = 0; x < 3; ++x)
-            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x]};
+            jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x], 0};
         jp.ntaps = ntaps;
     }
     return nphases;
