@@ -62,14 +62,21 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+    // Channel blocks in sets whose packed weights take at most half of L1, the innermost loop:
+    // the pixels of a tile stay in L1 across a set's blocks, and the set's weights across the
+    // rows of a chunk (all blocks' weights would not fit: 74 KiB for ResNeXt's 3x3 with 8
+    // channels per group).
+    const dim_t block_bytes = ksp * CG * W * dim_t(sizeof(float));
+    const dim_t bset = imax(1, pl.caches.l1d / 2 / block_bytes), row_chunk = 4;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(rows, nt, ithr, s, e);
-        for (dim_t row = s; row < e; ++row) {
+        for (dim_t r0 = s; r0 < e; r0 += row_chunk)
+        for (dim_t b0 = 0; b0 < nblocks; b0 += bset)
+        for (dim_t row = r0; row < imin(e, r0 + row_chunk); ++row) {
             const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            // Channel blocks innermost: the pixels of a tile stay in L1 across all blocks.
             for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm)
-            for (dim_t b = 0; b < nblocks; ++b) {
+            for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
                 const dim_t c0 = b * W;
                 const mask_t mk = vt::mask(int(imin(W, C - c0)));
                 const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
@@ -122,17 +129,22 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+    // Channel blocks in sets within half of L1, as in grouped_fwd.
+    const dim_t block_bytes = ksp * CG * W * dim_t(sizeof(float));
+    const dim_t bset = imax(1, pl.caches.l1d / 2 / block_bytes), row_chunk = 4;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(rows, nt, ithr, s, e);
-        for (dim_t row = s; row < e; ++row) {
+        for (dim_t r0 = s; r0 < e; r0 += row_chunk)
+        for (dim_t b0 = 0; b0 < nblocks; b0 += bset)
+        for (dim_t row = r0; row < imin(e, r0 + row_chunk); ++row) {
             const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
             // Stride phases along w: src pixels r + s*t (t = t0 + q) are reached by the kw taps
             // with (r + pb - kw*dl) divisible by s, from the consecutive dst pixels t + off.
             for (dim_t r = 0; r < imin(p.s[2], p.i[2]); ++r) {
                 const dim_t T = div_up(p.i[2] - r, p.s[2]);
                 for (dim_t t0 = 0; t0 < T; t0 += gm)
-                for (dim_t b = 0; b < nblocks; ++b) {
+                for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
                     const dim_t c0 = b * W;
                     const mask_t mk = vt::mask(int(imin(W, C - c0)));
                     const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
