@@ -93,7 +93,9 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
 
     // 2. Per (group, image, src row, w phase, run): all ic blocks, one brgemm over the taps
     // that reach the phase.
-    const int64_t items = p.g * p.mb * p.i[0] * p.i[1] * p.s[2] * pl.wruns;
+    // (Only phases below the width have pixels: a stride beyond it would count empty items.)
+    const int64_t wphases = std::min(p.s[2], p.i[2]);
+    const int64_t items = p.g * p.mb * p.i[0] * p.i[1] * wphases * pl.wruns;
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
@@ -117,8 +119,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 int64_t r = item;
                 const int64_t run = r % pl.wruns;
                 r /= pl.wruns;
-                const int64_t phase = r % p.s[2];
-                r /= p.s[2];
+                const int64_t phase = r % wphases;
+                r /= wphases;
                 const int64_t ih = r % p.i[1];
                 r /= p.i[1];
                 const int64_t id = r % p.i[0];
