@@ -30,6 +30,7 @@ dim_t pick(std::mt19937_64 &rng, std::initializer_list<dim_t> v) {
 struct case_ranges {
     std::initializer_list<dim_t> ranks, groups, icg, ocg, kernel, sizes, mb;
     bool depthwise;  // one case in six is depthwise
+    dim_t w_stride = 0;  // the stride along w, when not drawn
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
 constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
@@ -44,6 +45,11 @@ constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
 // several units of register tiles: the orders in which the direct kernel's gather walks blocks.
 constexpr case_ranges block_ranges{{1, 2}, {1, 2}, {16, 65, 130}, {65, 130}, {1, 3}, {20, 24, 28},
                                    {2}, false};
+// A stride along w far beyond the image (one output pixel per row): nothing may multiply it by
+// a pixel index or a channel stride before knowing the pixel exists (found by fuzz_op under
+// UBSan in the grouped kernel's bwd_data).
+constexpr case_ranges huge_w_stride_ranges{
+    {2}, {1, 3}, {1, 2, 5}, {1, 2, 7}, {1, 2, 3}, {3, 4, 9}, {1, 2}, true, INT64_MAX / 2};
 
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
@@ -60,6 +66,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
     for (int j = 0; j < S; ++j) {
         k.push_back(pick(rng, cr.kernel));
         s.push_back(pick(rng, {1, 1, 2, 3, 4}));
+        if (cr.w_stride && j == S - 1) s.back() = cr.w_stride;
         d.push_back(pick(rng, {1, 1, 1, 2, 3}));
         pb.push_back(pick(rng, {0, 0, 1, 2, 3, 5}));
         pe.push_back(pick(rng, {0, 0, 1, 2, 4}));
@@ -145,6 +152,14 @@ const std::vector<testing::swept_case> &block_cases() {
     return cases;
 }
 
+// 2-D problems with a stride of 2^62 along w, on 1-2 threads.
+const std::vector<testing::swept_case> &huge_stride_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        62, 60, [](std::mt19937_64 &rng) { return make_case(rng, huge_w_stride_ranges); },
+        [](int iter) { return 1 + iter % 2; });
+    return cases;
+}
+
 // Each problem is taken by at least one kernel that can run here (the sse2 rows run everywhere).
 TEST(KernelsVsReference, EveryProblemHasAKernel) {
     for (const auto &c : random_cases()) {
@@ -177,6 +192,15 @@ TEST_P(KernelRow, ManyChannelBlocks) {
     const int runs = check_row(row, m.create, block_cases());
     std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
                 runs, block_cases().size());
+}
+
+TEST_P(KernelRow, HugeStrideAlongW) {
+    const detail::impl_desc &row = *GetParam();
+    const row_mode m = how_to_run(row);
+    if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
+    const int runs = check_row(row, m.create, huge_stride_cases());
+    std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
+                runs, huge_stride_cases().size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Inventory, KernelRow, ::testing::ValuesIn(inventory_rows()),

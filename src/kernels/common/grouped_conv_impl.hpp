@@ -93,10 +93,12 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
                             const float *wt = wp + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
                             const dim_t off = kw * p.dl[2] - p.pb[2];
-                            const dim_t iw0 = ow0 * p.s[2] + off, step = p.s[2] * src.w;
+                            const dim_t iw0 = ow0 * p.s[2] + off;
                             if (m == gm && iw0 >= 0 && iw0 + (gm - 1) * p.s[2] < p.i[2]) {
-                                // Interior tile: every pixel of it reads inside the row.
+                                // Interior tile: every pixel of it reads inside the row (so the
+                                // stride is below the width: the products cannot overflow).
                                 const float *x = srow + iw0 * src.w;
+                                const dim_t step = p.s[2] * src.w;
 #pragma GCC unroll 8
                                 for (int q = 0; q < gm; ++q)
                                     acc[q] = grouped_fma<CG>(vt::load_mask(x + q * step, mk), wt, acc[q], perm);
@@ -105,8 +107,9 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                             // Constant trip count: acc[] stays in registers.
 #pragma GCC unroll 8
                             for (int q = 0; q < gm; ++q) {
+                                if (q >= m) continue;  // (no pixel: its position may overflow)
                                 const dim_t iw = (ow0 + q) * p.s[2] + off;
-                                if (q < m && iw >= 0 && iw < p.i[2])
+                                if (iw >= 0 && iw < p.i[2])
                                     acc[q] = grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q], perm);
                             }
                         }
@@ -180,7 +183,8 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                         }
                     }
                     float *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
-                    const dim_t sstep = p.s[2] * src.w;
+                    // (Several pixels per phase only when the stride is below the width.)
+                    const dim_t sstep = m > 1 ? p.s[2] * src.w : 0;
 #pragma GCC unroll 8
                     for (int q = 0; q < gm; ++q)
                         if (q < m) vt::store_mask(srow + q * sstep, acc[q], mk);
@@ -235,7 +239,6 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
                             dim_t lo, hi;
                             const dim_t off = tap_w_range(p, kw, lo, hi);
                             const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
-                            const dim_t sstep = p.s[2] * sw;
                             V acc[U][CG];
                             for (int u = 0; u < U; ++u)
                                 for (int i = 0; i < CG; ++i) acc[u][i] = vt::zero();
@@ -244,7 +247,9 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
 #pragma GCC unroll 4
                                 for (int u = 0; u < U; ++u) {
                                     const V dv = vt::load_mask(drow + (ow + u) * dw, mk);
-                                    const V sv = vt::load_mask(srow + (ow + u) * sstep + off * sw, mk);
+                                    // The src pixel first, then its address: a stride times a
+                                    // channel stride may overflow.
+                                    const V sv = vt::load_mask(srow + ((ow + u) * p.s[2] + off) * sw, mk);
 #pragma GCC unroll 8
                                     for (int i = 0; i < CG; ++i)
                                         acc[u][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[u][i]);
@@ -252,7 +257,7 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
                             }
                             for (; ow < hi; ++ow) {
                                 const V dv = vt::load_mask(drow + ow * dw, mk);
-                                const V sv = vt::load_mask(srow + ow * sstep + off * sw, mk);
+                                const V sv = vt::load_mask(srow + (ow * p.s[2] + off) * sw, mk);
                                 for (int i = 0; i < CG; ++i)
                                     acc[0][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[0][i]);
                             }
