@@ -99,7 +99,9 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             a.batch = int(ksp);
             a.A = A;
             a.B = B;
-            a.lda = p.s[2] * pl.icp;
+            // Rows of A are output pixels s apart; with one output pixel per row the stride may
+            // be anything (2^62: its product with the channels would overflow) and is not used.
+            a.lda = p.o[2] > 1 ? p.s[2] * pl.icp : pl.icp;
             a.ldb = ldb;
             a.C = C;
             a.ldc = ukernel_max_n;

@@ -112,7 +112,9 @@ static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
         a.A = Arows;
         a.B = B;
         a.C = C;
-        a.aks = p.s[2] * src.pixel_stride();
+        // (K is one pixel when a row has one output pixel: then the stride may be anything and
+        // its product with the pixel stride overflow; it is not used.)
+        a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
         a.ldb = dst.pixel_stride();
         a.init = ukernel_init::accumulate;
         for (dim_t c = r0; c < r1; c += chunk) {
