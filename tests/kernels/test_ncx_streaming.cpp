@@ -307,11 +307,9 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     // By rows of the output along d, or h when d is 1 (an image at a time), as the plan does for
     // images beyond L2.
     if (out_rows > 0) {
-        const detail::conv_problem &p = pr.r.prob;
-        const dim_t *sp = p.dir == detail::conv_direction::fwd ? p.o : p.i;
         pl.images_per_chunk = 1;
         pl.out_rows_per_chunk = out_rows;
-        pl.out_row_axis = sp[0] > 1 ? 0 : 1;
+        pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob);
     }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
@@ -324,6 +322,13 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     a.out = out.data();
     (grouped ? u.run_grouped : u.run)(pl, a);
     return out.values();
+}
+
+// Whether the case runs the direct kernel's fwd or bwd_data, which can compute an image's output
+// in chunks of rows.
+bool output_by_rows_applies(const stream_case &c) {
+    return !c.grouped && c.kind != op_kind::ConvolutionBackwardWeights &&
+           c.kind != op_kind::ConvTransposeBackwardWeights;
 }
 
 TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
@@ -347,9 +352,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                           {layout::ncx_strided_w, 2, 0}, {layout::ncx, 1, 1},
                                           {layout::nxc, 1, 2}};
                 for (const auto &[l, chunk, out_rows] : runs_of) {
-                    if (out_rows > 0 && (c.grouped || c.kind == op_kind::ConvolutionBackwardWeights ||
-                                         c.kind == op_kind::ConvTransposeBackwardWeights))
-                        continue;  // (the direct kernel's fwd and bwd_data only)
+                    if (out_rows > 0 && !output_by_rows_applies(c)) continue;
                     prepared pr = prepare(c, l, false);
                     const std::vector<double> got =
                         run_direct(u, pr, nthr, chunk, c.grouped, out_rows);
@@ -377,9 +380,8 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
             const std::vector<double> want = ref.values();
             for (const direct_unit &u : units) {
                 if (!detail::isa_available(u.isa) || (c.grouped && !u.run_grouped)) continue;
-                const bool by_rows = !c.grouped && c.kind != op_kind::ConvolutionBackwardWeights &&
-                                     c.kind != op_kind::ConvTransposeBackwardWeights;
-                for (const dim_t out_rows : {dim_t(0), dim_t(by_rows ? 1 : 0)}) {
+                for (const dim_t out_rows : {0, 1}) {
+                    if (out_rows > 0 && !output_by_rows_applies(c)) continue;
                     const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped, out_rows);
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " "

@@ -26,7 +26,6 @@ static const void *image_at(const void *user, const data_layout &l, data_type dt
     return elem_at(user, dt, n0 * l.n);
 }
 
-
 // Images [n0, n0 + nb) of a data tensor as the kernels see them: the user's memory when it is
 // f32 with contiguous channels, else a dense channels-last f32 copy of those images, filled from
 // the user's tensor when it is read and written back (rounded once) by store() when it is the
@@ -207,13 +206,13 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
+    // (By rows: the output's copies are made per chunk of rows, not by dst_op.)
+    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
         const void *src_user = image_at(args.src, p.src, p.dt, n0);
         scratch src_s(copy_src ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-        // (By rows: its copies are made per chunk of rows below.)
-        const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
         const data_operand dst_op(p, nthr, pl.dst_direct || by_rows, args.out, p.dst, p.oc(), p.o,
                                   false, n0, nb);
         const fview src =
@@ -237,8 +236,9 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         j.av = src;
         if (by_rows) {
             gather_job<float> chunk_job;
-            gather_output_rows(plc, &j, &chunk_job, 1, const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)),
-                               p.dst, p.oc(), p.o);
+            gather_output_rows(plc, &j, &chunk_job, 1,
+                               const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst,
+                               p.oc(), p.o);
             continue;
         }
         gather_parallel(&j, 1);

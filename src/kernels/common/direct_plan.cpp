@@ -46,7 +46,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     const bool fwd = p.dir == conv_direction::fwd;
     const dim_t *out_sp = fwd ? p.o : p.i;
     const bool out_copied = fwd ? !d.dst_direct : !d.src_direct;
-    const int X = out_sp[0] > 1 ? 0 : 1;
+    const int X = direct_out_row_axis(p);
     if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && out_copied && out_sp[X] > 1) {
         // One row (a d-slice, or an h-row) of the output's copy.
         const double slice = (X == 0 ? double(out_sp[1]) : 1.0) * double(out_sp[2]) *

@@ -54,6 +54,13 @@ inline bool direct_flattens_w(const conv_problem &p) {
     return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
 }
 
+/// The spatial axis along which fwd/bwd_data compute an image's output in chunks of rows
+/// (direct_plan::out_row_axis): d, or h when d is 1.
+inline int direct_out_row_axis(const conv_problem &p) {
+    const dim_t *out_sp = p.dir == conv_direction::fwd ? p.o : p.i;
+    return out_sp[0] > 1 ? 0 : 1;
+}
+
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              const cache_sizes &caches = machine_caches());
 

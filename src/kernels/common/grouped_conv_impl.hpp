@@ -54,6 +54,16 @@ static inline V grouped_fma(V x, const float *w, V acc, const typename vt::perm_
 
 constexpr int gm = 8;  // output pixels per register tile
 
+// fwd and bwd_data walk the channel blocks in sets whose packed weights take at most half of
+// L1, innermost, over chunks of grouped_row_chunk rows: the pixels of a tile stay in L1 across
+// a set's blocks, and the set's weights across the rows of a chunk (all blocks' weights would
+// not fit: 74 KiB for ResNeXt's 3x3 with 8 channels per group).
+constexpr dim_t grouped_row_chunk = 4;
+static dim_t grouped_blocks_per_set(const direct_plan &pl, dim_t cg) {
+    const dim_t block_bytes = pl.p.ksp() * cg * W * dim_t(sizeof(float));
+    return imax(1, pl.caches.l1d / 2 / block_bytes);
+}
+
 // fwd (CG = cg): dst[pix][c] += sum_taps sum_i src[pix'][group(c) base + i] * w.
 template <int CG>
 static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
@@ -62,12 +72,7 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
-    // Channel blocks in sets whose packed weights take at most half of L1, the innermost loop:
-    // the pixels of a tile stay in L1 across a set's blocks, and the set's weights across the
-    // rows of a chunk (all blocks' weights would not fit: 74 KiB for ResNeXt's 3x3 with 8
-    // channels per group).
-    const dim_t block_bytes = ksp * CG * W * dim_t(sizeof(float));
-    const dim_t bset = imax(1, pl.caches.l1d / 2 / block_bytes), row_chunk = 4;
+    const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(rows, nt, ithr, s, e);
@@ -132,9 +137,7 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
-    // Channel blocks in sets within half of L1, as in grouped_fwd.
-    const dim_t block_bytes = ksp * CG * W * dim_t(sizeof(float));
-    const dim_t bset = imax(1, pl.caches.l1d / 2 / block_bytes), row_chunk = 4;
+    const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(rows, nt, ithr, s, e);

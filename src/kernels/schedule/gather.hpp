@@ -192,7 +192,7 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
         for (dim_t b = it.block0; b < it.block1; ++b) {
             const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, b);
             if (b > it.block0) {  // the next block: C columns and B panels blk vectors on
-                const dim_t step = nb.c0 - block_of(j.c_chan, blk, j.pl->max_nv, b - 1).c0;
+                const dim_t step = blk * W;  // (block_of: block b starts at b * blk * W)
                 for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
                     for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
                         tb.C[ti * mt + r] += step;
