@@ -59,7 +59,7 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
 void register_ukernel_benchmarks() {
     for (const detail::ukernel_set *s : detail::all_ukernel_sets()) {
         if (!detail::isa_available(s->isa)) continue;
-        for (int nv : {1, 2, 4}) {
+        for (int nv : {1, 2, 3, 4}) {
             const int m = std::min(detail::ukernel_max_rows, (s->nregs - nv - 1) / nv);
             const std::string tile = std::to_string(m) + "x" + std::to_string(nv);
             benchmark::RegisterBenchmark(

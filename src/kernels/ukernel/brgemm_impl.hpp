@@ -24,6 +24,15 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
                                                        : vt::load_mask(a.C[m] + j * W, mk);
         }
     const dim_t groups = a.K / P;
+    // Tall tiles (more rows than the general registers can hold pointers for: 16 x 1, 14 x 2,
+    // 9 x 3) reload each row's pointer from the table once per step of U k-groups. Left to
+    // itself the compiler keeps all M pointers live across the k loop and parks the excess in
+    // vector registers, and the moves back cost a port the FMAs need (16 x 1 ran at 56% of
+    // peak with operands in L1). The empty asm makes the table pointer opaque per step, so
+    // the loads stay in the loop. One vector wide, a step takes U = 4 k-groups so that the
+    // pointer loads are spread over 4 FMAs each.
+    constexpr bool reload = M > 8;
+    constexpr int U = reload && NV == 1 ? 4 : 1;
     for (int b = 0; b < a.nbatch; ++b) {
         const E *const *Ar = a.A + b * M;
         const E *B = a.B[b] + a.b_off;
@@ -31,7 +40,51 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
         // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
         // near INT64_MAX), and no pointer is formed for it.
         uint64_t ao = uint64_t(a.a_off), bo = 0;
-        for (dim_t kg = 0; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+        dim_t kg = 0;
+        if constexpr (U > 1) {
+            for (; kg + U <= groups; kg += U) {
+                const E *const *Art = Ar;
+                if constexpr (reload) asm volatile("" : "+r"(Art));
+                if constexpr (P == 1) {
+                    typename vt::V bv[U];
+#pragma GCC unroll 4
+                    for (int u = 0; u < U; ++u)
+                        bv[u] = vt::load_mask(B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
+#pragma GCC unroll 16
+                    for (int m = 0; m < M; ++m) {
+                        const E *row = Art[m];
+#pragma GCC unroll 4
+                        for (int u = 0; u < U; ++u)
+                            acc[m][0] = vt::fma(
+                                vt::bcast(row + dim_t(ao + uint64_t(u) * uint64_t(a.aks))), bv[u],
+                                acc[m][0]);
+                    }
+                } else {
+#ifdef CONVGRAD_UKERNEL_BF16
+                    typename vt::VI bv[U];
+#pragma GCC unroll 4
+                    for (int u = 0; u < U; ++u)
+                        bv[u] = vt::load_pairs_mask(
+                            B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
+#pragma GCC unroll 16
+                    for (int m = 0; m < M; ++m) {
+                        const E *row = Art[m];
+#pragma GCC unroll 4
+                        for (int u = 0; u < U; ++u)
+                            acc[m][0] = vt::dot_bf16(
+                                acc[m][0],
+                                vt::bcast_pair(row + dim_t(ao + uint64_t(u) * uint64_t(a.aks))),
+                                bv[u]);
+                    }
+#endif
+                }
+                ao += uint64_t(U) * uint64_t(a.aks);
+                bo += uint64_t(U) * uint64_t(a.ldb);
+            }
+        }
+        for (; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+            const E *const *Art = Ar;
+            if constexpr (reload) asm volatile("" : "+r"(Art));
             const E *Bk = B + dim_t(bo);
             if constexpr (P == 1) {
                 typename vt::V bv[NV];
@@ -40,7 +93,7 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
                 bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
 #pragma GCC unroll 16
                 for (int m = 0; m < M; ++m) {
-                    const typename vt::V av = vt::bcast(Ar[m] + dim_t(ao));
+                    const typename vt::V av = vt::bcast(Art[m] + dim_t(ao));
 #pragma GCC unroll 4
                     for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
                 }
@@ -53,7 +106,7 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
                 bv[NV - 1] = vt::load_pairs_mask(Bk + (NV - 1) * W * 2, last);
 #pragma GCC unroll 16
                 for (int m = 0; m < M; ++m) {
-                    const typename vt::VI av = vt::bcast_pair(Ar[m] + dim_t(ao));
+                    const typename vt::VI av = vt::bcast_pair(Art[m] + dim_t(ao));
 #pragma GCC unroll 4
                     for (int j = 0; j < NV; ++j) acc[m][j] = vt::dot_bf16(acc[m][j], av, bv[j]);
                 }
