@@ -45,6 +45,13 @@ constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
 // several units of register tiles: the orders in which the direct kernel's gather walks blocks.
 constexpr case_ranges block_ranges{{1, 2}, {1, 2}, {16, 65, 130}, {65, 130}, {1, 3}, {20, 24, 28},
                                    {2}, false};
+// Many groups of 16-33 channels (the direct kernel's, not the lane-per-channel kernels'): the
+// gather runs sets of groups per unit of register tiles, shifting its tables from group to
+// group and block to block, and splits the groups into sets when their weights outgrow its L2
+// budget (12 groups of 70 x 33 channels and 3x3 taps) or when the units are too few to share
+// out.
+constexpr case_ranges group_ranges{{1, 2}, {5, 12}, {16, 17, 33}, {16, 24, 70}, {1, 3},
+                                   {6, 9, 20}, {1, 2}, false};
 // A stride along w far beyond the image (one output pixel per row): nothing may multiply it by
 // a pixel index or a channel stride before knowing the pixel exists (found by fuzz_op under
 // UBSan in the grouped kernel's bwd_data).
@@ -152,6 +159,14 @@ const std::vector<testing::swept_case> &block_cases() {
     return cases;
 }
 
+// 1-D and 2-D problems of 5 or 12 groups of 16-33 channels, on 1-3 threads.
+const std::vector<testing::swept_case> &group_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261124, 24, [](std::mt19937_64 &rng) { return make_case(rng, group_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // 2-D problems with a stride of 2^62 along w, on 1-2 threads.
 const std::vector<testing::swept_case> &huge_stride_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -195,6 +210,10 @@ TEST_P(KernelRow, RandomSweep) {
 
 TEST_P(KernelRow, ManyChannelBlocks) {
     sweep_row(*GetParam(), block_cases(), false);
+}
+
+TEST_P(KernelRow, ManyGroups) {
+    sweep_row(*GetParam(), group_cases(), false);
 }
 
 TEST_P(KernelRow, HugeStrideAlongW) {

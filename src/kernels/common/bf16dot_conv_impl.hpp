@@ -99,8 +99,9 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
-    scratch zeros(Kp + W);
-    std::memset(zeros.p, 0, size_t(Kp + W) * sizeof(float));
+    const dim_t nzeros = gather_zeros_len(p.g, src.chan, Kp);  // (bf16 elements, in floats)
+    scratch zeros(nzeros);
+    std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
     int ntaps = 0;
@@ -139,8 +140,9 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p));
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
-    scratch zeros(Kp + W);
-    std::memset(zeros.p, 0, size_t(Kp + W) * sizeof(float));
+    const dim_t nzeros = gather_zeros_len(p.g, dst.chan, Kp);  // (bf16 elements, in floats)
+    scratch zeros(nzeros);
+    std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 

@@ -177,8 +177,9 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
     const dim_t K = flat ? p.k[2] * p.icg : p.icg;
-    scratch zeros(K + W);
-    std::memset(zeros.p, 0, size_t(K + W) * sizeof(float));
+    const dim_t nzeros = gather_zeros_len(p.g, p.icg, K);
+    scratch zeros(nzeros);
+    std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
     int ntaps = 0;
@@ -254,8 +255,9 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     pack_weights(p, nthr, args.wei, true, ldn, wt.p);
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
-    scratch zeros(p.ocg + W);
-    std::memset(zeros.p, 0, size_t(p.ocg + W) * sizeof(float));
+    const dim_t nzeros = gather_zeros_len(p.g, p.ocg, p.ocg);
+    scratch zeros(nzeros);
+    std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 

@@ -95,31 +95,51 @@ struct gather_tables {
     int *nbat;        // [tile]
 };
 
-// Work item w of a gather: a unit of register tiles of one group, and its channel blocks.
-// With `blocks_inner` an item takes every block of its (group, unit): the tables of row
-// pointers are built once and shifted from block to block, and the unit's A rows are read from
-// L1 by every block while the group's weights stay in L2. Else an item is one block of one
-// unit, and consecutive items take the units of one (group, block), so its weights panel is
-// reused by all of them.
-struct gather_item {
-    dim_t unit, g, block0, block1;
-};
-static inline gather_item gather_item_of(dim_t w, dim_t nunits, dim_t nblocks, bool blocks_inner) {
-    if (blocks_inner) return {w % nunits, w / nunits, 0, nblocks};
-    const dim_t b = (w / nunits) % nblocks;
-    return {w % nunits, w / (nunits * nblocks), b, b + 1};
+// Register-tile rows of a gather whose C side has `c_chan` channels per group: the rows the
+// plan allows for the block width actually used (16 rows of one vector for 16 channels, not
+// the 6 rows of a 4-vector tile, which leave the FMA pipes waiting on 6 accumulators).
+static inline int gather_rows(const direct_plan &pl, dim_t c_chan) {
+    return pl.max_m[imax(1, imin(pl.max_nv, div_up(c_chan, W)))];
 }
-static inline dim_t gather_items(dim_t g, dim_t nunits, dim_t nblocks, bool blocks_inner) {
-    return g * nunits * (blocks_inner ? 1 : nblocks);
+
+// How a gather's work is split into items. An item is a unit of register tiles with either
+// (inner) a set of `gs` consecutive groups and all their channel blocks: the tables of row
+// pointers are built once and shifted from block to block and group to group, and the unit's
+// A rows (all the set's channels of its pixels) are read from L1 by every block while the
+// set's weights stay in L2; or one channel block of one group, consecutive items taking the
+// units of one (group, block), so its weights panel is reused by all of them.
+struct gather_split {
+    dim_t nunits, nblocks, gs;  // gs = 0: one (group, block) per item
+};
+struct gather_item {
+    dim_t unit, g0, g1, block0, block1;
+};
+static inline gather_item gather_item_of(dim_t w, const gather_split &sp, dim_t G) {
+    if (sp.gs > 0) {
+        const dim_t g0 = (w / sp.nunits) * sp.gs;
+        return {w % sp.nunits, g0, imin(G, g0 + sp.gs), 0, sp.nblocks};
+    }
+    const dim_t b = (w / sp.nunits) % sp.nblocks;
+    return {w % sp.nunits, w / (sp.nunits * sp.nblocks), w / (sp.nunits * sp.nblocks) + 1, b, b + 1};
+}
+static inline dim_t gather_items(const gather_split &sp, dim_t G) {
+    return sp.nunits * (sp.gs > 0 ? div_up(G, sp.gs) : G * sp.nblocks);
+}
+
+// Zeros a gather reads for taps in the padding: with groups inner the microkernel reaches a
+// group's channels through its A offset, so the zero row must be as long as all the groups'
+// channels plus K (in elements of E; the callers allocate floats, at least as many).
+static inline dim_t gather_zeros_len(dim_t G, dim_t a_chan, dim_t K) {
+    return G * a_chan + K + W;
 }
 
 template <typename E>
-static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, dim_t nblocks,
-                       bool blocks_inner, dim_t kc, const gather_tables<E> &tb) {
+static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_split &sp,
+                       dim_t kc, const gather_tables<E> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
-    const int mt = j.pl->max_m[blk];
+    const int mt = gather_rows(*j.pl, j.c_chan);
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
     const dim_t ntiles = div_up(Q, mt);
     const dim_t K = j.K;
@@ -138,8 +158,8 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
     dim_t rx[max_rows][3];
     const E *rbase[max_rows];
     for (dim_t w = s; w < e; ++w) {
-        const gather_item it = gather_item_of(w, nunits, nblocks, blocks_inner);
-        const dim_t unit = it.unit, g = it.g;
+        const gather_item it = gather_item_of(w, sp, p.g);
+        const dim_t unit = it.unit, g = it.g0;
         const nblock nb0 = block_of(j.c_chan, blk, j.pl->max_nv, it.block0);
         const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
         for (dim_t tile = tile0; tile < tile1; ++tile) {
@@ -189,35 +209,41 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, dim_t nunits, d
             }
             tb.nbat[ti] = nbat;
         }
-        for (dim_t b = it.block0; b < it.block1; ++b) {
-            const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, b);
-            if (b > it.block0) {  // the next block: C columns and B panels blk vectors on
-                const dim_t step = blk * W;  // (block_of: block b starts at b * blk * W)
-                for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
-                    for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
-                        tb.C[ti * mt + r] += step;
-                    for (int t = 0; t < tb.nbat[ti]; ++t) tb.B[ti * j.ntaps + t] += step * P;
+        // The item's (group, block) pairs in turn: C columns and B panels move by the pair's
+        // offset from the previous one; A moves by the group's channels through a_off.
+        dim_t c_at = g * j.c_chan + nb0.c0, b_at = (g * j.ksp * K * j.ldn) + nb0.c0 * P;
+        for (dim_t gi = it.g0; gi < it.g1; ++gi)
+            for (dim_t b = it.block0; b < it.block1; ++b) {
+                const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, b);
+                const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gi * j.ksp * K * j.ldn + nb.c0 * P;
+                if (c_to != c_at) {
+                    for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
+                        for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
+                            tb.C[ti * mt + r] += c_to - c_at;
+                        for (int t = 0; t < tb.nbat[ti]; ++t) tb.B[ti * j.ntaps + t] += b_to - b_at;
+                    }
+                    c_at = c_to, b_at = b_to;
+                }
+                const dim_t a_group = (gi - g) * j.a_chan;
+                a.tail = nb.tail;
+                a.bias = j.bias ? j.bias + gi * j.c_chan + nb.c0 : nullptr;
+                for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
+                    a.a_off = a_group + k0;
+                    a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
+                    a.K = imin(kc, K - k0);
+                    a.init = k0 > 0   ? ukernel_init::accumulate
+                             : j.bias ? ukernel_init::bias
+                                      : ukernel_init::zero;
+                    for (dim_t tile = tile0; tile < tile1; ++tile) {
+                        const dim_t ti = tile - tile0;
+                        a.A = tb.A + ti * j.ntaps * mt;
+                        a.B = tb.B + ti * j.ntaps;
+                        a.C = tb.C + ti * mt;
+                        a.nbatch = tb.nbat[ti];
+                        call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+                    }
                 }
             }
-            a.tail = nb.tail;
-            a.bias = j.bias ? j.bias + g * j.c_chan + nb.c0 : nullptr;
-            for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
-                a.a_off = k0;
-                a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
-                a.K = imin(kc, K - k0);
-                a.init = k0 > 0   ? ukernel_init::accumulate
-                         : j.bias ? ukernel_init::bias
-                                  : ukernel_init::zero;
-                for (dim_t tile = tile0; tile < tile1; ++tile) {
-                    const dim_t ti = tile - tile0;
-                    a.A = tb.A + ti * j.ntaps * mt;
-                    a.B = tb.B + ti * j.ntaps;
-                    a.C = tb.C + ti * mt;
-                    a.nbatch = tb.nbat[ti];
-                    call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
-                }
-            }
-        }
     }
 }
 
@@ -265,14 +291,21 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &pro
     return nphases;
 }
 
-// Whether an item of job j takes all its group's channel blocks (gather_item_of): while there
-// are several blocks, the group's packed weights for the job's taps fit the plan's L2 budget,
-// and the (group, unit) items alone still give every thread several.
+// How job j's work is split (gather_split): groups and blocks inner while one group's packed
+// weights for the job's taps fit the plan's L2 budget, there is more than one (group, block)
+// pair, and the items still give every thread several; the set of groups per item is as big
+// as the budget allows, or smaller to make those items.
 template <typename E>
-static bool gather_blocks_inner(const gather_job<E> &j, dim_t nunits, dim_t nblocks) {
+static gather_split gather_split_of(const gather_job<E> &j, dim_t nunits, dim_t nblocks) {
     const direct_plan &pl = *j.pl;
-    return nblocks > 1 && pl.p.g * nunits >= 4 * dim_t(pl.nthr) &&
-           double(j.ntaps) * double(j.K) * double(j.ldn) * sizeof(E) <= double(pl.gather_group);
+    const dim_t G = pl.p.g, want = 4 * dim_t(pl.nthr);
+    const double group_bytes = double(j.ntaps) * double(j.K) * double(j.ldn) * sizeof(E);
+    gather_split sp{nunits, nblocks, 0};
+    if (G * nblocks == 1 || group_bytes > double(pl.gather_group)) return sp;
+    dim_t gs = dim_t(std::min(double(G), std::floor(double(pl.gather_group) / group_bytes)));
+    if (nunits * div_up(G, gs) < want) gs = imax(1, G * nunits / want);
+    if (nunits * div_up(G, gs) >= want) sp.gs = gs;
+    return sp;
 }
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
@@ -281,8 +314,7 @@ template <typename E>
 static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
-    const int mt = pl.max_m[pl.max_nv];
-    const dim_t K = jobs[0].K;
+    const int mt = gather_rows(pl, jobs[0].c_chan);
     const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
     auto units_of = [&](const gather_job<E> &j) {
         return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
@@ -292,7 +324,7 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
     for (dim_t c = 0; c < njobs; ++c) {
         const gather_job<E> &j = jobs[c];
         const dim_t nunits = units_of(j);
-        total += gather_items(p.g, nunits, nblocks, gather_blocks_inner(j, nunits, nblocks));
+        total += gather_items(gather_split_of(j, nunits, nblocks), p.g);
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     if (total == 0) return;
@@ -310,8 +342,8 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
         for (dim_t c = 0; c < njobs && base < e; ++c) {
             const gather_job<E> &j = jobs[c];
             const dim_t nunits = units_of(j);
-            const bool blocks_inner = gather_blocks_inner(j, nunits, nblocks);
-            const dim_t work = gather_items(p.g, nunits, nblocks, blocks_inner);
+            const gather_split sp = gather_split_of(j, nunits, nblocks);
+            const dim_t work = gather_items(sp, p.g);
             const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
@@ -319,10 +351,11 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
                 const dim_t row_bytes =
                     dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(E));
                 // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
+                const dim_t K = j.K;
                 const dim_t kc = K * row_bytes <= pl.gather_whole_k
                                      ? imax(K, 1)
                                      : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
-                gather_run(j, ls, le, nunits, nblocks, blocks_inner, kc, tb);
+                gather_run(j, ls, le, sp, kc, tb);
             }
             base += work;
         }
