@@ -34,21 +34,25 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
     bench::timed_loop(state, 2 * p->r.prob.macs(), [&] { k->execute(args); });
 }
 
-// One microkernel call C[M x NV*W] = sum over K of A * B, with K = 256 (A, B and C stay in L1).
+// One microkernel call C[M x NV*W] = sum over nbatch batch elements of A_b * B_b, each of K
+// (A, B and C stay in L1): K = 256 in one element (a long reduction), or a convolution's
+// shape: a short K per tap over several taps (the 3-channel stem's 7 taps of 21; 9 taps of 16).
 template <typename E, int P>
 void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
-                 int M, int NV, int W) {
-    const dim_t K = 256, N = dim_t(NV) * W;
-    std::vector<E> A(size_t(M * K), E(1)), B(size_t(K * N), E(1));
+                 int M, int NV, int W, dim_t K, int nbatch) {
+    const dim_t N = dim_t(NV) * W;
+    std::vector<E> A(size_t(M * K * nbatch), E(1)), B(size_t(K * N * nbatch), E(1));
     std::vector<float> C(size_t(M * N));
-    std::vector<const E *> rows;
+    std::vector<const E *> rows, bs;
     std::vector<float *> crows;
-    for (int m = 0; m < M; ++m) rows.push_back(A.data() + m * K), crows.push_back(C.data() + m * N);
-    const E *b = B.data();
-    const detail::brgemm_args<E> a{
-        K,      1, rows.data(), 0, P, &b, 0, N * P, crows.data(), W, detail::ukernel_init::zero,
-        nullptr};
-    bench::timed_loop(state, 2.0 * double(M) * double(N) * double(K), [&] {
+    for (int b = 0; b < nbatch; ++b) {
+        for (int m = 0; m < M; ++m) rows.push_back(A.data() + (b * M + m) * K);
+        bs.push_back(B.data() + b * K * N);
+    }
+    for (int m = 0; m < M; ++m) crows.push_back(C.data() + m * N);
+    const detail::brgemm_args<E> a{K,  nbatch,         rows.data(), 0, P, bs.data(), 0, N * P,
+                                   crows.data(), W, detail::ukernel_init::zero, nullptr};
+    bench::timed_loop(state, 2.0 * double(M) * double(N) * double(K) * nbatch, [&] {
         fn(M, NV, a);
         benchmark::DoNotOptimize(C.data());
     });
@@ -62,15 +66,22 @@ void register_ukernel_benchmarks() {
         for (int nv : {1, 2, 3, 4}) {
             const int m = std::min(detail::ukernel_max_rows, (s->nregs - nv - 1) / nv);
             const std::string tile = std::to_string(m) + "x" + std::to_string(nv);
-            benchmark::RegisterBenchmark(
-                ("ukernel/" + std::string(s->name) + "/f32/" + tile).c_str(), run_ukernel<float, 1>,
-                s->f32, m, nv, s->vlen);
-            if (s->bf16)
+            struct shape {
+                const char *suffix;
+                dim_t K;
+                int nbatch;
+            };
+            for (const shape sh : {shape{"", 256, 1}, shape{"/k21x7", 21, 7}, shape{"/k16x9", 16, 9}}) {
                 benchmark::RegisterBenchmark(
-                    ("ukernel/" + std::string(s->name) +
-                     (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile)
-                        .c_str(),
-                    run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen);
+                    ("ukernel/" + std::string(s->name) + "/f32/" + tile + sh.suffix).c_str(),
+                    run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch);
+                if (s->bf16 && sh.K % 2 == 0)
+                    benchmark::RegisterBenchmark(
+                        ("ukernel/" + std::string(s->name) +
+                         (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile + sh.suffix)
+                            .c_str(),
+                        run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, sh.K, sh.nbatch);
+            }
         }
     }
 }

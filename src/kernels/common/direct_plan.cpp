@@ -64,7 +64,11 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
 }
 
 std::string describe(const direct_plan &pl) {
-    const int nv = pl.max_nv;
+    // The register tile of the widest channel block: N is the C side's channels (dst for fwd
+    // and bwd_weights, src for bwd_data), as wide as they fill, at most max_nv vectors.
+    const conv_problem &p = pl.p;
+    const dim_t n = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
+    const int nv = int(std::clamp<dim_t>((n + pl.vlen - 1) / pl.vlen, 1, pl.max_nv));
     std::string s = "tile=" + std::to_string(pl.max_m[nv]) + "x" + std::to_string(nv * pl.vlen);
     if (pl.p.dir == conv_direction::bwd_weights)
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk);
