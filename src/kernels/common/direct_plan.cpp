@@ -17,7 +17,10 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     // Accumulators + the vectors of B + one broadcast register must fit the register file.
     for (int nv = 1; nv <= 4; ++nv) d.max_m[nv] = std::min(16, (nregs - nv - 1) / nv);
     d.max_m[0] = 0;
-    d.src_direct = p.dt == data_type::f32 && p.src.c == 1;
+    // The forward kernel flattening kernel width and channels reads src from a copy padded
+    // along w: copied, so streamed a chunk of images at a time like any other copy.
+    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    d.src_direct = p.dt == data_type::f32 && p.src.c == 1 && !flat;
     d.dst_direct = p.dt == data_type::f32 && p.dst.c == 1;
     // Fixed here, at compile time: the split (and so the bits of the result) never changes.
     d.nthr = threads_for(p.macs());
