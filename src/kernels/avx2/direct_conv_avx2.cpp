@@ -34,6 +34,10 @@ struct vt {
     static inline V load_mask(const float *p, mask_t m) { return _mm256_maskload_ps(p, m); }
     static inline V bcast(const float *p) { return _mm256_broadcast_ss(p); }
     static inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    // base[idx[l]] for each lane l.
+    static inline V gather(const float *base, const int32_t *idx) {
+        return _mm256_i32gather_ps(base, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(idx)), 4);
+    }
     static inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm256_maskstore_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm256_add_ps(a, b); }

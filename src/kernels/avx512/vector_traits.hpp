@@ -17,6 +17,10 @@ struct vt {
     static inline V load_mask(const float *p, mask_t m) { return _mm512_maskz_loadu_ps(m, p); }
     static inline V bcast(const float *p) { return _mm512_set1_ps(*p); }
     static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    // base[idx[l]] for each lane l.
+    static inline V gather(const float *base, const int32_t *idx) {
+        return _mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4);
+    }
     static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm512_add_ps(a, b); }

@@ -38,6 +38,13 @@ static dw_planes_view<T> dw_build_planes(int nthr, const dw_view<const T> &x, co
     std::vector<dim_t> from(static_cast<size_t>(ps));
     for (dim_t p = 0; p < a; ++p)
         for (dim_t c = 0; c < lanes; ++c) from[size_t(p * lanes + c)] = (c / b) * a + p;
+    // f32: whole vectors of the pixel's planes by the vector gather instruction (the scalar
+    // indexed copy ran at about one element per cycle: half the time of a depthwise 1x1 layer
+    // with 6 output channels per group), the last ps % W elements one by one.
+    std::vector<int32_t> from32;
+    const bool vector_gather = std::is_same_v<T, float> && G * a <= INT32_MAX;
+    if (vector_gather) from32.assign(from.begin(), from.end());
+    const dim_t vec_end = vector_gather ? ps / W * W : 0;
     const dim_t rows = nb * sp[0] * sp[1];
     parallel(nthr, [&](int ithr, int nt) {
         const dim_t *__restrict idx = from.data();
@@ -50,7 +57,10 @@ static dw_planes_view<T> dw_build_planes(int nthr, const dw_view<const T> &x, co
             for (dim_t w = 0; w < sp[2]; ++w, in += x.w, o += ps) {
                 const T *__restrict src = in;
                 T *__restrict os = o;
-                for (dim_t k = 0; k < ps; ++k) os[k] = src[idx[k]];
+                if constexpr (std::is_same_v<T, float>)
+                    for (dim_t k = 0; k < vec_end; k += W)
+                        vt::store(os + k, vt::gather(src, from32.data() + k));
+                for (dim_t k = vec_end; k < ps; ++k) os[k] = src[idx[k]];
             }
         }
     });
