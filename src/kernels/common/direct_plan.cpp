@@ -60,14 +60,16 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     const double wei_bytes =
         double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg) * 4.0;
     if (copied * 4.0 * mb <= wei_bytes) d.images_per_chunk = dim_t(mb);
-    d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights || copied * 4.0 <= chunk_bytes;
+    d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights ||
+                      copied * 4.0 * double(d.images_per_chunk) <= chunk_bytes;
     d.out_rows_per_chunk = 0;
     d.out_row_axis = 0;
     const bool fwd = p.dir == conv_direction::fwd;
     const dim_t *out_sp = fwd ? p.o : p.i;
     const bool out_copied = fwd ? !d.dst_direct : !d.src_direct;
     const int X = direct_out_row_axis(p);
-    if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && out_copied && out_sp[X] > 1) {
+    if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && d.images_per_chunk == 1 &&
+        out_copied && out_sp[X] > 1) {
         // One row (a d-slice, or an h-row) of the output's copy.
         const double slice = (X == 0 ? double(out_sp[1]) : 1.0) * double(out_sp[2]) *
                              double(fwd ? p.oc() : p.ic()) * 4.0;
