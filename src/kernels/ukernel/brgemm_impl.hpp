@@ -9,6 +9,23 @@
 // Nothing here is shared between ISAs, so no inline code compiled with one ISA's flags can leak
 // into another's. Standard headers come from the including file, outside the namespace.
 
+// One vector of B (the last, lane-masked one) and one k step of one row, per element type: the
+// tall tiles' k loop is written once for both.
+static inline typename vt::V ukernel_load_b(const float *p, typename vt::mask_t m) {
+    return vt::load_mask(p, m);
+}
+static inline typename vt::V ukernel_madd(typename vt::V acc, const float *a, typename vt::V b) {
+    return vt::fma(vt::bcast(a), b, acc);
+}
+#ifdef CONVGRAD_UKERNEL_BF16
+static inline typename vt::VI ukernel_load_b(const uint16_t *p, typename vt::mask_t m) {
+    return vt::load_pairs_mask(p, m);
+}
+static inline typename vt::V ukernel_madd(typename vt::V acc, const uint16_t *a, typename vt::VI b) {
+    return vt::dot_bf16(acc, vt::bcast_pair(a), b);
+}
+#endif
+
 template <typename E, int P, int M, int NV>
 void brgemm_ukernel(const brgemm_args<E> &a) {
     constexpr int W = vt::W;
@@ -47,38 +64,17 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
             for (; kg + U <= groups; kg += U) {
                 const E *const *Art = Ar;
                 if constexpr (reload) asm volatile("" : "+r"(Art));
-                if constexpr (P == 1) {
-                    typename vt::V bv[U];
+                decltype(ukernel_load_b(B, last)) bv[U];
+#pragma GCC unroll 4
+                for (int u = 0; u < U; ++u)
+                    bv[u] = ukernel_load_b(B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
+#pragma GCC unroll 16
+                for (int m = 0; m < M; ++m) {
+                    const E *row = Art[m];
 #pragma GCC unroll 4
                     for (int u = 0; u < U; ++u)
-                        bv[u] = vt::load_mask(B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
-#pragma GCC unroll 16
-                    for (int m = 0; m < M; ++m) {
-                        const E *row = Art[m];
-#pragma GCC unroll 4
-                        for (int u = 0; u < U; ++u)
-                            acc[m][0] = vt::fma(
-                                vt::bcast(row + dim_t(ao + uint64_t(u) * uint64_t(a.aks))), bv[u],
-                                acc[m][0]);
-                    }
-                } else {
-#ifdef CONVGRAD_UKERNEL_BF16
-                    typename vt::VI bv[U];
-#pragma GCC unroll 4
-                    for (int u = 0; u < U; ++u)
-                        bv[u] = vt::load_pairs_mask(
-                            B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
-#pragma GCC unroll 16
-                    for (int m = 0; m < M; ++m) {
-                        const E *row = Art[m];
-#pragma GCC unroll 4
-                        for (int u = 0; u < U; ++u)
-                            acc[m][0] = vt::dot_bf16(
-                                acc[m][0],
-                                vt::bcast_pair(row + dim_t(ao + uint64_t(u) * uint64_t(a.aks))),
-                                bv[u]);
-                    }
-#endif
+                        acc[m][0] = ukernel_madd(
+                            acc[m][0], row + dim_t(ao + uint64_t(u) * uint64_t(a.aks)), bv[u]);
                 }
                 ao += uint64_t(U) * uint64_t(a.aks);
                 bo += uint64_t(U) * uint64_t(a.ldb);
