@@ -36,7 +36,8 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
 
 // One microkernel call C[M x NV*W] = sum over nbatch batch elements of A_b * B_b, each of K
 // (A, B and C stay in L1): K = 256 in one element (a long reduction), or a convolution's
-// shape: a short K per tap over several taps (the 3-channel stem's 7 taps of 21; 9 taps of 16).
+// shape: a short K per tap over several taps (the 3-channel stem's 7 taps of 21; 9 taps of 16),
+// or the one tap of a 1x1 layer over 64 channels (ResNet-50's 1x1 convolutions).
 template <typename E, int P>
 void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
                  int M, int NV, int W, dim_t K, int nbatch) {
@@ -71,7 +72,8 @@ void register_ukernel_benchmarks() {
                 dim_t K;
                 int nbatch;
             };
-            for (const shape sh : {shape{"", 256, 1}, shape{"/k21x7", 21, 7}, shape{"/k16x9", 16, 9}}) {
+            for (const shape sh : {shape{"", 256, 1}, shape{"/k21x7", 21, 7}, shape{"/k16x9", 16, 9},
+                                   shape{"/k64x1", 64, 1}}) {
                 benchmark::RegisterBenchmark(
                     ("ukernel/" + std::string(s->name) + "/f32/" + tile + sh.suffix).c_str(),
                     run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch);
