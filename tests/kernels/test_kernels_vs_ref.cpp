@@ -58,6 +58,12 @@ constexpr case_ranges group_ranges{{1, 2}, {5, 12}, {16, 17, 33}, {16, 24, 70}, 
 constexpr case_ranges huge_w_stride_ranges{
     {2}, {1, 3}, {1, 2, 5}, {1, 2, 7}, {1, 2, 3}, {3, 4, 9}, {1, 2}, true, INT64_MAX / 2};
 
+// Kernels much larger than the input (sizes 1-3, kernels of 5-13 taps, the padding made to
+// match): most taps read only padding for every output, and the direct kernels neither pack
+// their weights nor visit them (tap_is_read); the taps that remain must all be there.
+constexpr case_ranges big_kernel_ranges{{1, 2, 3}, {1, 2}, {1, 3, 16, 17}, {1, 4, 16, 19},
+                                        {5, 9, 13}, {1, 2, 3}, {1, 2}, true};
+
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
     const op_kind kind = all_op_kinds[rng() % 6];
@@ -175,6 +181,14 @@ const std::vector<testing::swept_case> &huge_stride_cases() {
     return cases;
 }
 
+// 1-D/2-D/3-D problems whose kernels outsize their inputs, on 1-3 threads.
+const std::vector<testing::swept_case> &big_kernel_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261125, 30, [](std::mt19937_64 &rng) { return make_case(rng, big_kernel_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // Each problem is taken by at least one kernel that can run here (the sse2 rows run everywhere).
 TEST(KernelsVsReference, EveryProblemHasAKernel) {
     for (const auto &c : random_cases()) {
@@ -214,6 +228,10 @@ TEST_P(KernelRow, ManyChannelBlocks) {
 
 TEST_P(KernelRow, ManyGroups) {
     sweep_row(*GetParam(), group_cases(), false);
+}
+
+TEST_P(KernelRow, KernelLargerThanInput) {
+    sweep_row(*GetParam(), big_kernel_cases(), false);
 }
 
 TEST_P(KernelRow, HugeStrideAlongW) {

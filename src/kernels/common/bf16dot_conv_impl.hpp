@@ -80,6 +80,7 @@ static void pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
         split(p.g * ksp, nt, ithr, s, e);
         for (dim_t gt = s; gt < e; ++gt) {
             const dim_t g = gt / ksp, t = gt % ksp;
+            if (!tap_is_read(p, t)) continue;  // (as the f32 kernel's pack_weights)
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
             const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
@@ -108,9 +109,10 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     for (dim_t kd = 0; kd < p.k[0]; ++kd)
         for (dim_t kh = 0; kh < p.k[1]; ++kh)
             for (dim_t kw = 0; kw < p.k[2]; ++kw)
-                taps[ntaps++] = {
-                    {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
-                    (kd * p.k[1] + kh) * p.k[2] + kw};
+                if (tap_is_read(p, (kd * p.k[1] + kh) * p.k[2] + kw))
+                    taps[ntaps++] = {
+                        {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
+                        (kd * p.k[1] + kh) * p.k[2] + kw};
     gather_job<bf16_t> j{};
     j.pl = &pl;
     j.cv = dst_op.v;

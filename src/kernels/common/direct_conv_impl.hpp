@@ -81,8 +81,8 @@ static void gather_output_rows(const direct_plan &pl, const gather_job<E> *jobs,
         const dim_t r1 = imin(sp[X], r0 + pl.out_rows_per_chunk);
         dim_t csp[3] = {sp[0], sp[1], sp[2]};
         csp[X] = r1 - r0;
-        const data_operand o(p, pl.nthr, false, elem_at(out, p.dt, r0 * l.sp[X]), l, C, csp,
-                             false, 0, 1);
+        const data_operand o(p, pl.nthr, false, elem_at(out, p.dt, r0 * l.sp[X]), l, C, csp, false,
+                             0, 1);
         for (dim_t c = 0; c < njobs; ++c) {
             chunk_jobs[c] = jobs[c];
             restrict_c_rows(chunk_jobs[c].ax[X], r0, r1);
@@ -106,7 +106,7 @@ static bool k_and_taps_contiguous(const conv_problem &p, bool transposed) {
 }
 
 static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *user, bool transposed,
-                                 dim_t ldn, float *out) {
+                                 dim_t ldn, bool check_w, float *out) {
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
@@ -122,10 +122,14 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
             for (int i = 0; i < nn; ++i) offs[i] = g * p.ocg * l.oc + (n0 + i) * ns;
             for (dim_t j0 = 0; j0 < run; j0 += W) {
                 const int jn = int(imin(W, run - j0));
-                runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
+                bool any = false;  // whether a tap of this block is read (tap_is_read)
+                for (int jj = 0; jj < jn && !any; ++jj)
+                    any = tap_is_read(p, (j0 + jj) % ksp, check_w);
+                if (any) runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
                 for (int i = 0; i < nn; ++i) offs[i] += W;
-                for (int jj = 0; jj < jn; ++jj) {
+                for (int jj = 0; jj < jn && any; ++jj) {
                     const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
+                    if (!tap_is_read(p, t, check_w)) continue;
                     std::memcpy(out + ((g * ksp + t) * K + k) * ldn + n0, tile + jj * W,
                                 sizeof(float) * W);
                 }
@@ -134,10 +138,13 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
     });
 }
 
+// Only the taps that some output reads are packed (tap_is_read; all w taps of a read (kd, kh)
+// when `check_w` is false, for fwd's flattened windows): the others' panels stay unwritten,
+// and no gather visits them.
 static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
-                         dim_t ldn, float *out) {
+                         dim_t ldn, bool check_w, float *out) {
     if (k_and_taps_contiguous(p, transposed))
-        return pack_weights_by_runs(p, nthr, user, transposed, ldn, out);
+        return pack_weights_by_runs(p, nthr, user, transposed, ldn, check_w, out);
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     parallel(nthr, [&](int ithr, int nt) {
@@ -145,6 +152,7 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
         split(p.g * ksp, nt, ithr, s, e);
         for (dim_t gt = s; gt < e; ++gt) {
             const dim_t g = gt / ksp, t = gt % ksp;
+            if (!tap_is_read(p, t, check_w)) continue;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
             const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
@@ -173,7 +181,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const bool copy_src = flat || !pl.src_direct;
     const dim_t ldn = panel_ld(p.ocg);
     scratch wp(p.g * p.ksp() * p.icg * ldn);
-    pack_weights(p, nthr, args.wei, false, ldn, wp.p);
+    pack_weights(p, nthr, args.wei, false, ldn, !flat, wp.p);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
     const dim_t K = flat ? p.k[2] * p.icg : p.icg;
@@ -185,15 +193,17 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     int ntaps = 0;
     for (dim_t kd = 0; kd < p.k[0]; ++kd)
         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+            if (!tap_reads_input(p, 0, kd) || !tap_reads_input(p, 1, kh)) continue;
             if (flat) {  // one tap per (kd, kh); the window starts at padded column ow*s
                 taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], 0},
                                  kd * p.k[1] + kh};
                 continue;
             }
             for (dim_t kw = 0; kw < p.k[2]; ++kw)
-                taps[ntaps++] = {
-                    {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
-                    (kd * p.k[1] + kh) * p.k[2] + kw};
+                if (tap_reads_input(p, 2, kw))
+                    taps[ntaps++] = {
+                        {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
+                        (kd * p.k[1] + kh) * p.k[2] + kw};
         }
     gather_job<float> j{};
     j.c_chan = p.ocg;
@@ -252,7 +262,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     const int nthr = pl.nthr;
     const dim_t ldn = panel_ld(p.icg);
     scratch wt(p.g * p.ksp() * p.ocg * ldn);
-    pack_weights(p, nthr, args.wei, true, ldn, wt.p);
+    pack_weights(p, nthr, args.wei, true, ldn, true, wt.p);
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
     const dim_t nzeros = gather_zeros_len(p.g, p.ocg, p.ocg);

@@ -56,8 +56,8 @@ struct gather_job {
     const E *w;  // packed weights [g][tap][K][ldn] (pairs: [g][tap][K/2][ldn][2])
     dim_t ldn, ksp;
     dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
-    const float *bias;   // per C channel, or null
-    const E *zeros;  // K zeros
+    const float *bias;  // per C channel, or null
+    const E *zeros;     // K zeros
 };
 
 template <typename E>
@@ -91,8 +91,8 @@ template <typename E>
 struct gather_tables {
     const E **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
     const E **B;  // [tile][slot]
-    float **C;        // [tile][M]
-    int *nbat;        // [tile]
+    float **C;    // [tile][M]
+    int *nbat;    // [tile]
 };
 
 // Register-tile rows of a gather whose C side has `c_chan` channels per group: the rows the
@@ -120,7 +120,8 @@ static inline gather_item gather_item_of(dim_t w, const gather_split &sp, dim_t 
         return {w % sp.nunits, g0, imin(G, g0 + sp.gs), 0, sp.nblocks};
     }
     const dim_t b = (w / sp.nunits) % sp.nblocks;
-    return {w % sp.nunits, w / (sp.nunits * sp.nblocks), w / (sp.nunits * sp.nblocks) + 1, b, b + 1};
+    return {w % sp.nunits, w / (sp.nunits * sp.nblocks), w / (sp.nunits * sp.nblocks) + 1, b,
+            b + 1};
 }
 static inline dim_t gather_items(const gather_split &sp, dim_t G) {
     return sp.nunits * (sp.gs > 0 ? div_up(G, sp.gs) : G * sp.nblocks);
@@ -134,8 +135,8 @@ static inline dim_t gather_zeros_len(dim_t G, dim_t a_chan, dim_t K) {
 }
 
 template <typename E>
-static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_split &sp,
-                       dim_t kc, const gather_tables<E> &tb) {
+static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_split &sp, dim_t kc,
+                       const gather_tables<E> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
@@ -281,7 +282,7 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &pro
                         ok = floor_div(q, p.s[x]) * p.s[x] == q;
                         t.a_off[x] = floor_div(q, p.s[x]);
                     }
-                    if (ok) taps[used + ntaps++] = t;
+                    if (ok && tap_is_read(p, t.w)) taps[used + ntaps++] = t;
                 }
         used += ntaps;
         for (int x = 0; x < 3; ++x)
