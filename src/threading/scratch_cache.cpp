@@ -1,6 +1,8 @@
 #include "threading/scratch_cache.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace convgrad::detail {
@@ -16,6 +18,12 @@ struct block_cache {
     }
 };
 thread_local block_cache cache;
+std::atomic<bool> poison{false};
+
+void *handed_out(void *p, size_t bytes) {
+    if (poison.load(std::memory_order_relaxed)) std::memset(p, 0xFF, bytes);
+    return p;
+}
 
 }  // namespace
 
@@ -29,12 +37,16 @@ void *scratch_acquire(size_t bytes, size_t *capacity) {
         *capacity = cache.n[best];
         cache.p[best] = nullptr;
         cache.n[best] = 0;
-        return p;
+        return handed_out(p, bytes);
     }
     void *p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
     if (!p) throw std::bad_alloc();
     *capacity = bytes;
-    return p;
+    return handed_out(p, bytes);
+}
+
+bool scratch_poison(bool on) {
+    return poison.exchange(on);
 }
 
 void scratch_release(void *p, size_t capacity) {

@@ -12,6 +12,10 @@ namespace convgrad::detail {
 void *scratch_acquire(size_t bytes, size_t *capacity);
 /// Gives the block back to this thread's cache (or frees it).
 void scratch_release(void *p, size_t capacity);
+/// For tests: while on, every block handed out is first filled with 0xFF bytes (NaN as f32,
+/// bf16 and f16), so a kernel that reads scratch it never wrote shows it in its results
+/// instead of passing on whatever the block held before. Off by default; returns the old state.
+bool scratch_poison(bool on);
 
 /// Typed per-thread scratch: `count` elements of T (at least one), 64-byte aligned, back to the
 /// cache of the thread that destroys it. Create it inside a parallel region's body (or an enter

@@ -18,6 +18,7 @@
 
 #include "core/resolve.hpp"
 #include "dispatch/registry.hpp"
+#include "threading/scratch_cache.hpp"
 #include "util/tensor_buffer.hpp"
 
 namespace convgrad::testing {
@@ -147,6 +148,12 @@ std::vector<swept_case> reference_sweep(uint64_t seed, int count, MakeCase &&mak
     return cases;
 }
 
+/// Scratch handed out while it lives is poisoned (detail::scratch_poison).
+struct poisoned_scratch {
+    const bool was = detail::scratch_poison(true);
+    ~poisoned_scratch() { detail::scratch_poison(was); }
+};
+
 /// Runs `create` on every case the row can compute (its `cannot` is empty: the cost estimate is
 /// not asked) and expects the reference's values exactly. Returns the number of cases run.
 inline int check_row(const detail::impl_desc &row, create_fn create,
@@ -158,7 +165,12 @@ inline int check_row(const detail::impl_desc &row, create_fn create,
         std::vector<tensor_buffer> in = int_inputs(c.r, c.input_seeds);
         tensor_buffer got(c.r.outputs[0]);
         omp_set_num_threads(c.nthr);
-        run_poisoned(c.r, create, in, got);
+        // Scratch poisoned too: a kernel that reads scratch it did not write (a weights panel
+        // it skipped packing, a tail it did not zero) gets NaN, not a lucky earlier value.
+        {
+            const poisoned_scratch guard;
+            run_poisoned(c.r, create, in, got);
+        }
         omp_set_num_threads(saved_threads);
         ++runs;
         const std::vector<double> have = got.values();
