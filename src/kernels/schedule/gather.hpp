@@ -173,7 +173,16 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_sp
             cur[2] = (q0 / T2) % T1;
             cur[1] = (q0 / (T2 * T1)) % T0;
             cur[0] = q0 / (T2 * T1 * T0);
+            // All rows on one line (same image, d and h): rows after the first step along w
+            // only, and a tap's d and h are checked once. With few channels (a short K) the
+            // tables cost as much as the products.
+            const bool one_line = cur[3] + m <= T2;
             for (int r = 0; r < m; ++r) {
+                if (one_line && r > 0) {  // (steps of rows that exist: no overflow)
+                    C[r] = C[r - 1] + ax2.c_mul * j.cv.w;
+                    rx[r][2] = rx[r - 1][2] + ax2.a_mul;
+                    continue;
+                }
                 C[r] = j.cv.at(cur[0], ax0.c_base + ax0.c_mul * cur[1],
                                ax1.c_base + ax1.c_mul * cur[2], ax2.c_base + ax2.c_mul * cur[3]) +
                        g * j.c_chan + nb0.c0;
@@ -195,15 +204,29 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_sp
                 // Rows of one slot are m apart: the microkernel reads A[b*M + row].
                 const E **Ar = tb.A + ti * ntaps * mt + nbat * m;
                 bool any = false;
-                for (int r = 0; r < m; ++r) {
-                    const dim_t x0 = rx[r][0] + tp.a_off[0], x1 = rx[r][1] + tp.a_off[1],
-                                x2 = rx[r][2] + tp.a_off[2];
-                    // Unsigned compares: a negative coordinate is out of range too.
-                    const bool ok = uint64_t(x0) < uint64_t(ax0.a_size) &&
-                                    uint64_t(x1) < uint64_t(ax1.a_size) &&
-                                    uint64_t(x2) < uint64_t(ax2.a_size);
-                    Ar[r] = ok ? rbase[r] + x0 * av.d + x1 * av.h + x2 * av.w : zeros;
-                    any |= ok;
+                if (one_line) {
+                    const dim_t x0 = rx[0][0] + tp.a_off[0], x1 = rx[0][1] + tp.a_off[1];
+                    if (uint64_t(x0) >= uint64_t(ax0.a_size) ||
+                        uint64_t(x1) >= uint64_t(ax1.a_size))
+                        continue;  // the line's d or h is in the padding for this tap
+                    const E *line = rbase[0] + x0 * av.d + x1 * av.h;
+                    for (int r = 0; r < m; ++r) {
+                        const dim_t x2 = rx[r][2] + tp.a_off[2];
+                        const bool ok = uint64_t(x2) < uint64_t(ax2.a_size);
+                        Ar[r] = ok ? line + x2 * av.w : zeros;
+                        any |= ok;
+                    }
+                } else {
+                    for (int r = 0; r < m; ++r) {
+                        const dim_t x0 = rx[r][0] + tp.a_off[0], x1 = rx[r][1] + tp.a_off[1],
+                                    x2 = rx[r][2] + tp.a_off[2];
+                        // Unsigned compares: a negative coordinate is out of range too.
+                        const bool ok = uint64_t(x0) < uint64_t(ax0.a_size) &&
+                                        uint64_t(x1) < uint64_t(ax1.a_size) &&
+                                        uint64_t(x2) < uint64_t(ax2.a_size);
+                        Ar[r] = ok ? rbase[r] + x0 * av.d + x1 * av.h + x2 * av.w : zeros;
+                        any |= ok;
+                    }
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
                 tb.B[ti * ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
