@@ -21,6 +21,8 @@ class kernel_summary final : public ::testing::EmptyTestEventListener {
         for (const auto &[name, mode] : seen) {
             if (mode == "native")
                 native += " " + name;
+            else if (mode.rfind("native, ", 0) == 0)  // "native, emulated where <reason>"
+                native += " " + name + " (" + mode.substr(std::strlen("native, ")) + ")";
             else if (mode == "emulated")
                 emulated += " " + name;
             else

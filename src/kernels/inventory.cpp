@@ -138,7 +138,8 @@ const std::vector<impl_desc> &table() {
          .why_not = amx::why_not_native,
          .create = amx::create_native,
          .create_emulated = amx::create_emulated,
-         .emulation_isa = cpu_isa::generic},
+         .emulation_isa = cpu_isa::generic,
+         .cannot_natively = amx::cannot_natively},
 
         {.name = "gemm:avx512",
          .directions = all_directions,

@@ -84,6 +84,11 @@ struct impl_desc {
     /// AVX512_BF16 and AMX kernels will declare one). It needs features_of(emulation_isa).
     std::unique_ptr<kernel> (*create_emulated)(const conv_problem &p) = nullptr;
     cpu_isa emulation_isa = cpu_isa::generic;
+    /// For a row whose native build needs more than features_of(isa) on some problems (AMX
+    /// tiles of f16 need AMX-FP16 besides AMX-BF16): empty when `create` runs `p` on this
+    /// machine, else why not. The tests then run `p` on the emulation instead. Null: needs()
+    /// says it all.
+    std::string (*cannot_natively)(const conv_problem &p) = nullptr;
 
     cpu_features needs() const { return features_of(isa); }
     /// Empty when the row serves this direction and data type, else why not.

@@ -167,7 +167,7 @@ void check_rows_take_and_match(const std::vector<testing::swept_case> &cases) {
         if (!m.create) continue;
         for (const testing::swept_case &c : cases)
             EXPECT_EQ(row->cannot(c.r.prob), "") << row->name << " " << c.text;
-        EXPECT_EQ(testing::check_row(*row, m.create, cases), int(cases.size()));
+        EXPECT_EQ(testing::check_row(*row, m, cases), int(cases.size()));
         ++ran;
     }
     if (ran == 0) GTEST_SKIP() << "no depthwise row runs on this CPU (or under CONVGRAD_MAX_ISA)";

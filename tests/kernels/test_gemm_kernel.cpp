@@ -401,7 +401,7 @@ TEST_P(KernelRow, MatrixProductShapes) {
     const detail::impl_desc &row = *GetParam();
     const row_mode m = how_to_run(row);
     if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
-    const int runs = check_row(row, m.create, gemm_cases(false));
+    const int runs = check_row(row, m, gemm_cases(false));
     std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
                 runs, gemm_cases(false).size());
 }
@@ -410,7 +410,7 @@ TEST_P(KernelRow, MatrixProductsThreadedAndKSplit) {
     const detail::impl_desc &row = *GetParam();
     const row_mode m = how_to_run(row);
     if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
-    const int runs = check_row(row, m.create, gemm_cases(true));
+    const int runs = check_row(row, m, gemm_cases(true));
     std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
                 runs, gemm_cases(true).size());
 }

@@ -210,12 +210,17 @@ void sweep_row(const detail::impl_desc &row, const std::vector<swept_case> &case
                bool expect_some) {
     const row_mode m = how_to_run(row);
     if (!m.create) GTEST_SKIP() << row.name << ": " << m.skip_reason;
-    const int runs = check_row(row, m.create, cases);
+    const row_runs done = check_row_cases(row, m, cases);
     if (expect_some) {
-        EXPECT_GT(runs, 0) << row.name << " can compute none of the sweep's problems";
+        EXPECT_GT(done.runs, 0) << row.name << " can compute none of the sweep's problems";
     }
-    std::printf("%s%s: %d of %zu problems compared\n", row.name, m.emulated ? " (emulated)" : "",
-                runs, cases.size());
+    std::printf("%s%s: %d of %zu problems compared", row.name, m.emulated ? " (emulated)" : "",
+                done.runs, cases.size());
+    if (done.emulated > 0) {
+        std::printf(", %d of them emulated (%s)", done.emulated, done.emulated_because.c_str());
+        row_modes_seen()[row.name] = "native, emulated where " + done.emulated_because;
+    }
+    std::printf("\n");
 }
 
 TEST_P(KernelRow, RandomSweep) {

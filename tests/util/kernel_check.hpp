@@ -154,14 +154,41 @@ struct poisoned_scratch {
     ~poisoned_scratch() { detail::scratch_poison(was); }
 };
 
-/// Runs `create` on every case the row can compute (its `cannot` is empty: the cost estimate is
-/// not asked) and expects the reference's values exactly. Returns the number of cases run.
-inline int check_row(const detail::impl_desc &row, create_fn create,
-                     const std::vector<swept_case> &cases) {
+/// How a row of the inventory runs on this machine under CONVGRAD_MAX_ISA.
+struct row_mode {
+    create_fn create = nullptr;  // null: skipped
+    bool emulated = false;
+    std::string skip_reason;
+    /// Set when `create` is the native build and the row has an emulation: the problems the
+    /// native build cannot run here (row.cannot_natively) run on it instead.
+    create_fn create_emulated = nullptr;
+};
+
+/// What check_row ran: cases compared, and how many of them on the emulation because the
+/// native build could not run them here (with the first such reason).
+struct row_runs {
     int runs = 0;
+    int emulated = 0;
+    std::string emulated_because;
+};
+
+/// Runs the row on every case it can compute (its `cannot` is empty: the cost estimate is
+/// not asked) and expects the reference's values exactly: natively where `m` says so, except the
+/// cases the native build cannot run on this machine, which go to the emulation.
+inline row_runs check_row_cases(const detail::impl_desc &row, const row_mode &m,
+                                const std::vector<swept_case> &cases) {
+    row_runs done;
     const int saved_threads = omp_get_max_threads();
     for (const swept_case &c : cases) {
         if (!row.serves(c.r.prob).empty() || !row.cannot(c.r.prob).empty()) continue;
+        create_fn create = m.create;
+        if (m.create_emulated && row.cannot_natively) {
+            const std::string why = row.cannot_natively(c.r.prob);
+            if (!why.empty()) {
+                create = m.create_emulated;
+                if (done.emulated++ == 0) done.emulated_because = why;
+            }
+        }
         std::vector<tensor_buffer> in = int_inputs(c.r, c.input_seeds);
         tensor_buffer got(c.r.outputs[0]);
         omp_set_num_threads(c.nthr);
@@ -172,7 +199,7 @@ inline int check_row(const detail::impl_desc &row, create_fn create,
             run_poisoned(c.r, create, in, got);
         }
         omp_set_num_threads(saved_threads);
-        ++runs;
+        ++done.runs;
         const std::vector<double> have = got.values();
         if (hash_values(have) == c.want_hash()) continue;
         tensor_buffer ref(c.r.outputs[0]);  // recomputed only to say how many values differ
@@ -180,18 +207,18 @@ inline int check_row(const detail::impl_desc &row, create_fn create,
         const std::vector<double> want = ref.values();
         size_t bad = 0;
         for (size_t i = 0; i < want.size(); ++i) bad += have[i] != want[i];
-        ADD_FAILURE() << row.name << " on " << c.text << " " << c.r.prob.desc() << " threads "
-                      << c.nthr << ": " << bad << " of " << want.size() << " values differ";
+        ADD_FAILURE() << row.name << (create == m.create && !m.emulated ? "" : " (emulated)")
+                      << " on " << c.text << " " << c.r.prob.desc() << " threads " << c.nthr << ": "
+                      << bad << " of " << want.size() << " values differ";
     }
-    return runs;
+    return done;
 }
 
-/// How a row of the inventory runs on this machine under CONVGRAD_MAX_ISA.
-struct row_mode {
-    create_fn create = nullptr;  // null: skipped
-    bool emulated = false;
-    std::string skip_reason;
-};
+/// check_row_cases' number of cases compared.
+inline int check_row(const detail::impl_desc &row, const row_mode &m,
+                     const std::vector<swept_case> &cases) {
+    return check_row_cases(row, m, cases).runs;
+}
 
 /// Per row name: "native", "emulated" or "skipped: reason", for the summary tests/main.cpp prints.
 inline std::map<std::string, std::string> &row_modes_seen() {
@@ -204,6 +231,8 @@ inline row_mode how_to_run(const detail::impl_desc &row) {
     const detail::cpu_features have = detail::effective_features();
     if (have.contains(row.needs())) {
         m.create = row.create;
+        if (row.create_emulated && detail::isa_available(row.emulation_isa))
+            m.create_emulated = row.create_emulated;
     } else if (row.create_emulated && detail::isa_available(row.emulation_isa)) {
         m.create = row.create_emulated;
         m.emulated = true;
@@ -213,8 +242,10 @@ inline row_mode how_to_run(const detail::impl_desc &row) {
                         " for " + detail::to_string(row.isa) +
                         (row.create_emulated ? "" : ", and the row has no emulation");
     }
-    row_modes_seen()[row.name] =
-        m.create ? (m.emulated ? "emulated" : "native") : "skipped: " + m.skip_reason;
+    // The mode is the same on every call of a run; a sweep may have refined it since ("native,
+    // emulated where ..."), which is kept.
+    row_modes_seen().try_emplace(
+        row.name, m.create ? (m.emulated ? "emulated" : "native") : "skipped: " + m.skip_reason);
     return m;
 }
 

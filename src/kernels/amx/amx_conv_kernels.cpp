@@ -104,6 +104,11 @@ std::string cannot_conv(const conv_problem &p) {
 std::string why_not_native(const conv_problem &p) {
     return why_not_dispatch(p, amx_backend::native);
 }
+std::string cannot_natively(const conv_problem &p) {
+    amx_dot dot;
+    if (!amx_dot_of(p, dot).empty()) return {};  // cannot_conv's reason, not this machine's
+    return native_unusable_reason(dot);
+}
 std::unique_ptr<kernel> create_native(const conv_problem &p) {
     return make_conv_kernel(p, amx_backend::native);
 }

@@ -32,6 +32,9 @@ std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend back
 std::string cannot_conv(const conv_problem &p);
 /// cannot_conv, or "AMX not granted: <native_unusable_reason>".
 std::string why_not_native(const conv_problem &p);
+/// Why the native kernel cannot run `p` on this machine although AMX is granted ("" when it
+/// can): f16 tiles need AMX-FP16, which CPUs with AMX-BF16 may lack.
+std::string cannot_natively(const conv_problem &p);
 std::unique_ptr<kernel> create_native(const conv_problem &p);
 std::unique_ptr<kernel> create_emulated(const conv_problem &p);
 
