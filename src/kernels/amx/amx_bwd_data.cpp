@@ -5,6 +5,7 @@
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_rows.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -54,12 +55,20 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     const int64_t row = pl.op[2] * pl.ocp, plane = pl.op[1] * row, image = pl.op[0] * plane;
     scratch_buffer<uint16_t> ydst(size_t(p.g * p.mb * image));
     scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+    scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.icg : 0));
+    if (p.with_bias)
+        for (int64_t ic = 0; ic < p.g * p.icg; ++ic)
+            bias[size_t(ic)] = load_element(p.dt, args.bias, ic * p.bias_stride);
+    const row_io io = row_io::here();
+    // A whole diff_dst row converts in one call when its pixels' channels follow each other.
+    const bool dense_rows = p.g == 1 && pl.ocp == p.ocg && p.dst.c == 1 && p.dst.sp[2] == p.ocg;
 
     // 1. The zero-margined copy of diff_dst and the transposed VNNI weights.
     const int64_t rows = p.g * p.mb * pl.op[0] * pl.op[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
         balance211(rows, nthr, ithr, r0, r1);
+        scratch_buffer<float> tmp(size_t(r1 > r0 ? (dense_rows ? p.o[2] : 1) * p.ocg : 0));
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t hp = r % pl.op[1], dp = (r / pl.op[1]) % pl.op[0];
             const int64_t n = (r / (pl.op[1] * pl.op[0])) % p.mb;
@@ -68,13 +77,15 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             std::fill(out, out + row, uint16_t(0));
             const int64_t od = dp - pl.lo[0], oh = hp - pl.lo[1];
             if (od < 0 || od >= p.o[0] || oh < 0 || oh >= p.o[1]) continue;
-            for (int64_t ow = 0; ow < p.o[2]; ++ow) {
-                const int64_t base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
-                                     ow * p.dst.sp[2] + g * p.ocg * p.dst.c;
-                uint16_t *px = out + (ow + pl.lo[2]) * pl.ocp;
-                for (int64_t oc = 0; oc < p.ocg; ++oc)
-                    px[oc] = narrow_element(p.dt, args.dst, base + oc * p.dst.c, pl.dot);
+            const int64_t line = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1];
+            if (dense_rows) {
+                io.narrow_in(p.dt, args.dst, line, 1, p.o[2] * p.ocg, pl.dot,
+                             out + pl.lo[2] * pl.ocp, tmp.data());
+                continue;
             }
+            for (int64_t ow = 0; ow < p.o[2]; ++ow)
+                io.narrow_in(p.dt, args.dst, line + ow * p.dst.sp[2] + g * p.ocg * p.dst.c, p.dst.c,
+                             p.ocg, pl.dot, out + (ow + pl.lo[2]) * pl.ocp, tmp.data());
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
@@ -105,7 +116,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
             scratch_buffer<int64_t> taps{size_t(ksp)};
             const uint16_t **A = ptrs.data(), **B = A + ksp;
-            float C[ukernel_max_m * ukernel_max_n];
+            float C[ukernel_max_m * ukernel_max_n], tmp[ukernel_max_n];
             ukernel_args a;
             a.K = int(p.ocg);
             a.A = A;
@@ -154,16 +165,16 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                             B[b] = wpack.data() + (g * ksp + taps[size_t(b)]) * tap_b + 2 * ic0;
                         ukernel(pl.backend, pl.dot, a);
                     }
+                    if (nb == 0)  // no tap reaches these pixels: zeros (plus the bias)
+                        for (int m = 0; m < a.M; ++m)
+                            std::fill(C + m * ukernel_max_n, C + m * ukernel_max_n + a.N, 0.f);
+                    const int64_t ic = g * p.icg + ic0;
                     for (int m = 0; m < a.M; ++m) {
                         const int64_t iw = phase + p.s[2] * (t0 + m);
-                        const int64_t base =
-                            n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] + iw * p.src.sp[2];
-                        for (int j = 0; j < a.N; ++j) {
-                            const int64_t ic = g * p.icg + ic0 + j;
-                            float v = nb > 0 ? C[m * ukernel_max_n + j] : 0.f;
-                            if (p.with_bias) v += load_element(p.dt, args.bias, ic * p.bias_stride);
-                            store_element(p.dt, args.out, base + ic * p.src.c, v);
-                        }
+                        const int64_t base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
+                                             iw * p.src.sp[2] + ic * p.src.c;
+                        io.store_out(p.dt, args.out, base, p.src.c, C + m * ukernel_max_n,
+                                     p.with_bias ? bias.data() + ic : nullptr, a.N, tmp);
                     }
                 }
             }

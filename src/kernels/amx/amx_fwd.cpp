@@ -5,6 +5,7 @@
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_rows.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -46,12 +47,20 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const int64_t row = pl.ip[2] * pl.icp, plane = pl.ip[1] * row, image = pl.ip[0] * plane;
     scratch_buffer<uint16_t> xsrc(size_t(p.g * p.mb * image));
     scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+    scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.ocg : 0));
+    if (p.with_bias)
+        for (int64_t oc = 0; oc < p.g * p.ocg; ++oc)
+            bias[size_t(oc)] = load_element(p.dt, args.bias, oc * p.bias_stride);
+    const row_io io = row_io::here();
+    // A whole src row converts in one call when its pixels' channels follow each other.
+    const bool dense_rows = p.g == 1 && pl.icp == p.icg && p.src.c == 1 && p.src.sp[2] == p.icg;
 
     // 1. The padded copy of src (zeros around and in the pad channel) and the VNNI weights.
     const int64_t rows = p.g * p.mb * pl.ip[0] * pl.ip[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
         balance211(rows, nthr, ithr, r0, r1);
+        scratch_buffer<float> tmp(size_t(r1 > r0 ? (dense_rows ? p.i[2] : 1) * p.icg : 0));
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t hp = r % pl.ip[1], dp = (r / pl.ip[1]) % pl.ip[0];
             const int64_t n = (r / (pl.ip[1] * pl.ip[0])) % p.mb,
@@ -60,13 +69,15 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             std::fill(out, out + row, uint16_t(0));
             const int64_t id = dp - p.pb[0], ih = hp - p.pb[1];
             if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-            for (int64_t iw = 0; iw < p.i[2]; ++iw) {
-                const int64_t base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
-                                     iw * p.src.sp[2] + g * p.icg * p.src.c;
-                uint16_t *px = out + (iw + p.pb[2]) * pl.icp;
-                for (int64_t ic = 0; ic < p.icg; ++ic)
-                    px[ic] = narrow_element(p.dt, args.src, base + ic * p.src.c, pl.dot);
+            const int64_t line = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1];
+            if (dense_rows) {
+                io.narrow_in(p.dt, args.src, line, 1, p.i[2] * p.icg, pl.dot,
+                             out + p.pb[2] * pl.icp, tmp.data());
+                continue;
             }
+            for (int64_t iw = 0; iw < p.i[2]; ++iw)
+                io.narrow_in(p.dt, args.src, line + iw * p.src.sp[2] + g * p.icg * p.src.c, p.src.c,
+                             p.icg, pl.dot, out + (iw + p.pb[2]) * pl.icp, tmp.data());
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
@@ -93,7 +104,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             if (i0 >= i1) return;
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
             const uint16_t **A = ptrs.data(), **B = A + ksp;
-            float C[ukernel_max_m * ukernel_max_n];
+            float C[ukernel_max_m * ukernel_max_n], tmp[ukernel_max_n];
             ukernel_args a;
             a.K = int(p.icg);
             a.batch = int(ksp);
@@ -129,15 +140,12 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                         B[t] = wpack.data() + (g * ksp + t) * tap_b + 2 * oc0;
                     }
                     ukernel(pl.backend, pl.dot, a);
+                    const int64_t oc = g * p.ocg + oc0;
                     for (int m = 0; m < a.M; ++m) {
                         const int64_t base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
-                                             (ow0 + m) * p.dst.sp[2];
-                        for (int j = 0; j < a.N; ++j) {
-                            const int64_t oc = g * p.ocg + oc0 + j;
-                            float v = C[m * ukernel_max_n + j];
-                            if (p.with_bias) v += load_element(p.dt, args.bias, oc * p.bias_stride);
-                            store_element(p.dt, args.out, base + oc * p.dst.c, v);
-                        }
+                                             (ow0 + m) * p.dst.sp[2] + oc * p.dst.c;
+                        io.store_out(p.dt, args.out, base, p.dst.c, C + m * ukernel_max_n,
+                                     p.with_bias ? bias.data() + oc : nullptr, a.N, tmp);
                     }
                 }
             }

@@ -55,12 +55,25 @@ namespace {
     else                            \
         CALL(7)
 
+// Inside a parallel region with the tile hooks (load_full_config ... release) nothing but our
+// kernels runs on the thread, so the configuration it last loaded is the one the hardware
+// holds: `loaded` is trusted there. Outside (a microkernel called directly), other code on the
+// thread may have changed it, and the hardware is asked (STTILECFG, which stalls the next load
+// of its result: a third of a 1x1 layer's time when it ran on every call).
+thread_local tile_config loaded;
+thread_local bool loaded_trusted = false;
+
 template <amx_dot Dot>
 struct native_tiles {
     static void configure(const tile_config &cfg) {
-        // The thread's current configuration, as the hardware holds it (other code on this
-        // thread may have changed it since our last call); reloading zeroes the tiles, so only
-        // when it differs.
+        // Reloading zeroes the tiles, so only when the configuration differs.
+        if (loaded_trusted) {
+            if (!(loaded == cfg)) {
+                _tile_loadconfig(&cfg);
+                loaded = cfg;
+            }
+            return;
+        }
         tile_config current;
         _tile_storeconfig(&current);
         if (!(current == cfg)) _tile_loadconfig(&cfg);
@@ -135,13 +148,15 @@ void run(amx_dot dot, const ukernel_args &args) {
 
 void load_full_config() {
 #if defined(CONVGRAD_AMX_NATIVE_BF16)
-    const tile_config cfg = ukernel_config(ukernel_max_m, ukernel_max_n, k_step / 2);
-    _tile_loadconfig(&cfg);
+    loaded = ukernel_config(ukernel_max_m, ukernel_max_n, k_step / 2);
+    _tile_loadconfig(&loaded);
+    loaded_trusted = true;
 #endif
 }
 
 void release() {
 #if defined(CONVGRAD_AMX_NATIVE_BF16)
+    loaded_trusted = false;
     _tile_release();
 #endif
 }
