@@ -275,6 +275,34 @@ TEST(AmxConv, BitIdenticalForOneAndTwoThreads) {
     }
 }
 
+// bwd_weights lets a tap's padded pixels join its sum as zero rows of src when that is exact,
+// which needs diff_dst finite (0 * inf is NaN). An infinity in diff_dst at a corner pixel must
+// reach only the taps whose src pixel for it is inside the image, on both paths (a chunk of the
+// whole image, and chunks of 2 pixels that put the corner in a chunk of its own).
+TEST(AmxConv, InfiniteDiffDstReachesOnlyTheTapsThatReadIt) {
+    for (int64_t chunk : {int64_t(0), int64_t(2)})
+        for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+            if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+            conv_case c;
+            c.mb = 1, c.icg = 3, c.ocg = 5, c.i[1] = 4, c.i[2] = 5, c.k[1] = c.k[2] = 3;
+            c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = chunk;
+            const conv_problem p = make_problem(c);
+            std::mt19937_64 rng(11);
+            inputs in = make_inputs(p, rng, true);
+            for (dim_t x = 0; x < in.src.count(); ++x) in.src.set(x, 1 + x % 3);  // no zeros
+            in.dst.set(0, INFINITY);  // pixel (0, 0), channel 0
+            const auto k = make_conv_kernel(p, backend, c.chunk);
+            const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+            int finite = 0;
+            for (dim_t o : output_offsets(p)) {
+                finite += std::isfinite(want.get(o));
+                ASSERT_EQ(std::isnan(got.get(o)), std::isnan(want.get(o))) << o;
+                if (!std::isnan(want.get(o))) ASSERT_EQ(got.get(o), want.get(o)) << o;
+            }
+            ASSERT_GT(finite, 0) << "the taps that never read the corner stay finite";
+        }
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;

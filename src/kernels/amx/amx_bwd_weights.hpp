@@ -1,9 +1,12 @@
-// Backward-weights on the AMX microkernel: for every tap, dW[icg x ocg] += src^T * diff_dst,
+// Backward-weights on the AMX microkernel: for every tap, dW^T[ocg x icg] += diff_dst^T * src,
 // reduced over the output pixels. K is the pixel axis, so the operands put pixel PAIRS on K:
-// A = src^T, a panel [ic][pixels]; B = diff_dst in VNNI pairs [pixels / 2][oc][2]. For one tap
-// only the pixels whose source pixel is inside the image take part (padding contributes
-// nothing, not even 0 * inf), so the pixel list is compacted per tap before packing; when a tap
-// keeps every pixel of the chunk, the chunk's B is packed once and shared by those taps.
+// A = diff_dst^T, a panel [oc][pixels], transposed once per chunk and shared by every tap (it
+// does not depend on the tap); B = the tap's src pixels in VNNI pairs [pixels / 2][ic][2],
+// which is two NXC pixel rows interleaved: cheap per tap. For one tap only the pixels whose
+// source pixel is inside the image take part (padding contributes nothing, not even 0 * inf):
+// when the chunk's diff_dst is finite, the outside pixels join as zero rows of B (exact, and A
+// stays shared) unless they are more than half; else the tap takes only the inside pixels,
+// A's columns picked out.
 //
 // Schedule: the output pixels (n, od, oh, ow flattened) are cut into K chunks sized so that
 // one chunk's A and B stay in L2. Consecutive chunks form `slices`; a work item is one
