@@ -268,6 +268,9 @@ TEST(AmxUkernelArgs, OutsideTheContractIsAnError) {
     expect_invalid(a, "K = 0");
     a = good, a.lda = 3;
     expect_invalid(a, "lda < K");
+    a.a_rows_overlap = true;  // overlapping rows of A are allowed, but not lda = 0
+    a.lda = 0;
+    expect_invalid(a, "lda = 0 with overlapping rows");
     a = good, a.ldb = 7;
     expect_invalid(a, "ldb < 2N");
     a = good, a.ldc = 3;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/float_convert.hpp"
+#include "kernels/amx/amx_blocking.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
 #include "kernels/amx/amx_rows.hpp"
@@ -26,7 +27,8 @@ bool divides(int64_t s, int64_t a) {
 
 double bwd_data_plan::scratch_bytes() const {
     const double ksp = double(p.ksp());
-    return 2.0 * p.g * p.mb * op[0] * op[1] * op[2] * ocp + 2.0 * p.g * ksp * ocp * p.icg +
+    const double icb = double(div_up(p.icg, ukernel_max_n) * ukernel_max_n);
+    return 2.0 * p.g * p.mb * op[0] * op[1] * op[2] * ocp + 2.0 * p.g * ksp * ocp * icb +
            nthr * 24.0 * ksp;
 }
 
@@ -46,15 +48,21 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
     pl.ocp = padded_k(p.ocg);
     pl.wruns = div_up(div_up(p.i[2], p.s[2]), ukernel_max_m);
     pl.nthr = threads_for(p.macs());
+    pl.blocks_outer = channel_blocks_outer(
+        2.0 * p.ksp() * pl.ocp * p.icg, 2.0 * p.mb * pl.op[0] * pl.op[1] * pl.op[2] * pl.ocp,
+        p.mb * p.i[0] * p.i[1] * std::min(p.s[2], p.i[2]) * pl.wruns, div_up(p.icg, ukernel_max_n));
     return pl;
 }
 
 void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
-    const int64_t ksp = p.ksp(), ldb = 2 * p.icg, tap_b = pl.ocp / 2 * ldb;
+    // Weights in VNNI pairs blocked by 32 input channels, [g][ic block][tap][ocp / 2][32][2]: a
+    // B tile's rows 128 bytes apart (see amx_fwd.cpp).
+    const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.ocp / 2 * ldb;
+    const int64_t nblk = div_up(p.icg, ukernel_max_n);
     const int64_t row = pl.op[2] * pl.ocp, plane = pl.op[1] * row, image = pl.op[0] * plane;
     scratch_buffer<uint16_t> ydst(size_t(p.g * p.mb * image));
-    scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+    scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.icg : 0));
     if (p.with_bias)
         for (int64_t ic = 0; ic < p.g * p.icg; ++ic)
@@ -93,12 +101,17 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             const int64_t g = gt / ksp, t = gt % ksp;
             const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
             const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
-            uint16_t *B = wpack.data() + gt * tap_b;
-            std::fill(B, B + tap_b, uint16_t(0));
-            for (int64_t oc = 0; oc < p.ocg; ++oc)
-                for (int64_t ic = 0; ic < p.icg; ++ic)
-                    B[(oc / 2) * ldb + 2 * ic + (oc & 1)] = narrow_element(
-                        p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc) * p.wei.oc, pl.dot);
+            for (int64_t blk = 0; blk < nblk; ++blk) {
+                uint16_t *B = wpack.data() + ((g * nblk + blk) * ksp + t) * tap_b;
+                std::fill(B, B + tap_b, uint16_t(0));
+                const int64_t ic0 = blk * ukernel_max_n,
+                              n = std::min<int64_t>(ukernel_max_n, p.icg - ic0);
+                for (int64_t oc = 0; oc < p.ocg; ++oc)
+                    for (int64_t j = 0; j < n; ++j)
+                        B[(oc / 2) * ldb + 2 * j + (oc & 1)] = narrow_element(
+                            p.dt, args.wei, wt + (ic0 + j) * p.wei.ic + (g * p.ocg + oc) * p.wei.oc,
+                            pl.dot);
+            }
         }
     });
 
@@ -107,11 +120,12 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     // (Only phases below the width have pixels: a stride beyond it would count empty items.)
     const int64_t wphases = std::min(p.s[2], p.i[2]);
     const int64_t items = p.g * p.mb * p.i[0] * p.i[1] * wphases * pl.wruns;
+    const int64_t units = pl.blocks_outer ? nblk * items : items;
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
             int64_t i0, i1;
-            balance211(items, nthr, ithr, i0, i1);
+            balance211(units, nthr, ithr, i0, i1);
             if (i0 >= i1) return;
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
             scratch_buffer<int64_t> taps{size_t(ksp)};
@@ -126,7 +140,10 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             a.C = C;
             a.ldc = ukernel_max_n;
             a.accumulate = false;
-            for (int64_t item = i0; item < i1; ++item) {
+            for (int64_t unit = i0; unit < i1; ++unit) {
+                const int64_t item = pl.blocks_outer ? unit % items : unit;
+                const int64_t blk0 = pl.blocks_outer ? unit / items : 0,
+                              blk1 = pl.blocks_outer ? blk0 + 1 : nblk;
                 int64_t r = item;
                 const int64_t run = r % pl.wruns;
                 r /= pl.wruns;
@@ -158,11 +175,14 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                     taps[size_t(nb++)] = t;
                 }
                 a.batch = nb;
-                for (int64_t ic0 = 0; ic0 < p.icg; ic0 += ukernel_max_n) {
+                for (int64_t ic0 = blk0 * ukernel_max_n; ic0 < blk1 * ukernel_max_n && ic0 < p.icg;
+                     ic0 += ukernel_max_n) {
                     a.N = int(std::min<int64_t>(ukernel_max_n, p.icg - ic0));
                     if (nb > 0) {
                         for (int b = 0; b < nb; ++b)
-                            B[b] = wpack.data() + (g * ksp + taps[size_t(b)]) * tap_b + 2 * ic0;
+                            B[b] =
+                                wpack.data() +
+                                ((g * nblk + ic0 / ukernel_max_n) * ksp + taps[size_t(b)]) * tap_b;
                         ukernel(pl.backend, pl.dot, a);
                     }
                     if (nb == 0)  // no tap reaches these pixels: zeros (plus the bias)

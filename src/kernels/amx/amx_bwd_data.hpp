@@ -22,6 +22,7 @@ struct bwd_data_plan {
     int64_t op[3] = {1, 1, 1};  // extent of the copy
     int64_t ocp = 0;            // channels of a copied dst pixel: ocg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 pixels in the largest w phase
+    bool blocks_outer = false;  // ic blocks outside the pixel runs (amx_blocking.hpp)
     /// Bytes of scratch one execution allocates (the margined copy, the packed weights, the
     /// per-thread tap lists).
     double scratch_bytes() const;

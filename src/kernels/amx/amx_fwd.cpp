@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/float_convert.hpp"
+#include "kernels/amx/amx_blocking.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
 #include "kernels/amx/amx_rows.hpp"
@@ -20,7 +21,8 @@ int64_t div_up(int64_t a, int64_t b) {
 
 double fwd_plan::scratch_bytes() const {
     const double ksp = double(p.ksp());
-    return 2.0 * p.g * p.mb * ip[0] * ip[1] * ip[2] * icp + 2.0 * p.g * ksp * icp * p.ocg +
+    const double ocb = double(div_up(p.ocg, ukernel_max_n) * ukernel_max_n);
+    return 2.0 * p.g * p.mb * ip[0] * ip[1] * ip[2] * icp + 2.0 * p.g * ksp * icp * ocb +
            nthr * 16.0 * ksp;
 }
 
@@ -36,17 +38,29 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
         pl.ip[x] = std::max(reach, p.pb[x] + p.i[x]);
     }
     pl.icp = padded_k(p.icg);
+    // Undilated w taps read consecutive pixels of the padded copy, and their VNNI weights
+    // follow each other in the pack: one K run of k_w * icp elements covers them all, so a
+    // 3-channel 7x7 stem fills 28 of a tile step's 32 K elements instead of 4 of them, 7 times.
+    pl.fold = p.dl[2] == 1 && p.k[2] * pl.icp <= (1 << 20) ? p.k[2] : 1;
     pl.wruns = div_up(p.o[2], ukernel_max_m);
     pl.nthr = threads_for(p.macs());
+    pl.blocks_outer = channel_blocks_outer(
+        2.0 * p.ksp() * pl.icp * p.ocg, 2.0 * p.mb * pl.ip[0] * pl.ip[1] * pl.ip[2] * pl.icp,
+        p.mb * p.o[0] * p.o[1] * pl.wruns, div_up(p.ocg, ukernel_max_n));
     return pl;
 }
 
 void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
-    const int64_t ksp = p.ksp(), ldb = 2 * p.ocg, tap_b = pl.icp / 2 * ldb;
+    // Weights in VNNI pairs blocked by 32 output channels, [g][oc block][tap][icp / 2][32][2]:
+    // a B tile's rows 128 bytes apart (with rows 2 * ocg apart, 2 KB for 512 channels, every
+    // tile load missed: 16 rows in two L1 sets), and a block's taps follow each other for the
+    // folded K runs.
+    const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.icp / 2 * ldb;
+    const int64_t nblk = div_up(p.ocg, ukernel_max_n);
     const int64_t row = pl.ip[2] * pl.icp, plane = pl.ip[1] * row, image = pl.ip[0] * plane;
     scratch_buffer<uint16_t> xsrc(size_t(p.g * p.mb * image));
-    scratch_buffer<uint16_t> wpack(size_t(p.g * ksp * tap_b));
+    scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.ocg : 0));
     if (p.with_bias)
         for (int64_t oc = 0; oc < p.g * p.ocg; ++oc)
@@ -85,29 +99,37 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             const int64_t g = gt / ksp, t = gt % ksp;
             const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
             const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
-            uint16_t *B = wpack.data() + gt * tap_b;
-            std::fill(B, B + tap_b, uint16_t(0));
-            for (int64_t ic = 0; ic < p.icg; ++ic)
-                for (int64_t oc = 0; oc < p.ocg; ++oc)
-                    B[(ic / 2) * ldb + 2 * oc + (ic & 1)] = narrow_element(
-                        p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc) * p.wei.oc, pl.dot);
+            for (int64_t blk = 0; blk < nblk; ++blk) {
+                uint16_t *B = wpack.data() + ((g * nblk + blk) * ksp + t) * tap_b;
+                std::fill(B, B + tap_b, uint16_t(0));
+                const int64_t oc0 = blk * ukernel_max_n,
+                              n = std::min<int64_t>(ukernel_max_n, p.ocg - oc0);
+                for (int64_t ic = 0; ic < p.icg; ++ic)
+                    for (int64_t j = 0; j < n; ++j)
+                        B[(ic / 2) * ldb + 2 * j + (ic & 1)] = narrow_element(
+                            p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc0 + j) * p.wei.oc,
+                            pl.dot);
+            }
         }
     });
 
     // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps.
     const int64_t items = p.g * p.mb * p.o[0] * p.o[1] * pl.wruns;
+    const int64_t units = pl.blocks_outer ? nblk * items : items;
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
             int64_t i0, i1;
-            balance211(items, nthr, ithr, i0, i1);
+            balance211(units, nthr, ithr, i0, i1);
             if (i0 >= i1) return;
-            scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
-            const uint16_t **A = ptrs.data(), **B = A + ksp;
+            const int64_t nb = ksp / pl.fold;  // batch items: taps, or (kd, kh) when folded
+            scratch_buffer<const uint16_t *> ptrs(size_t(2 * nb));
+            const uint16_t **A = ptrs.data(), **B = A + nb;
             float C[ukernel_max_m * ukernel_max_n], tmp[ukernel_max_n];
             ukernel_args a;
-            a.K = int(p.icg);
-            a.batch = int(ksp);
+            a.K = int(pl.fold > 1 ? pl.fold * pl.icp : p.icg);
+            a.batch = int(nb);
+            a.a_rows_overlap = true;  // a folded window is wider than the step between pixels
             a.A = A;
             a.B = B;
             // Rows of A are output pixels s apart; with one output pixel per row the stride may
@@ -117,7 +139,10 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             a.C = C;
             a.ldc = ukernel_max_n;
             a.accumulate = false;
-            for (int64_t item = i0; item < i1; ++item) {
+            for (int64_t unit = i0; unit < i1; ++unit) {
+                const int64_t item = pl.blocks_outer ? unit % items : unit;
+                const int64_t blk0 = pl.blocks_outer ? unit / items : 0,
+                              blk1 = pl.blocks_outer ? blk0 + 1 : nblk;
                 int64_t r = item;
                 const int64_t run = r % pl.wruns;
                 r /= pl.wruns;
@@ -129,15 +154,17 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                 const int64_t ow0 = run * ukernel_max_m;
                 a.M = int(std::min<int64_t>(ukernel_max_m, p.o[2] - ow0));
                 const uint16_t *img = xsrc.data() + (g * p.mb + n) * image;
-                for (int64_t oc0 = 0; oc0 < p.ocg; oc0 += ukernel_max_n) {
+                for (int64_t oc0 = blk0 * ukernel_max_n; oc0 < blk1 * ukernel_max_n && oc0 < p.ocg;
+                     oc0 += ukernel_max_n) {
                     a.N = int(std::min<int64_t>(ukernel_max_n, p.ocg - oc0));
-                    for (int64_t t = 0; t < ksp; ++t) {
+                    for (int64_t b = 0; b < nb; ++b) {
+                        const int64_t t = b * pl.fold;
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
                                       kw = t % p.k[2];
-                        A[t] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
+                        A[b] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
                                (oh * p.s[1] + kh * p.dl[1]) * row +
                                (ow0 * p.s[2] + kw * p.dl[2]) * pl.icp;
-                        B[t] = wpack.data() + (g * ksp + t) * tap_b + 2 * oc0;
+                        B[b] = wpack.data() + ((g * nblk + oc0 / ukernel_max_n) * ksp + t) * tap_b;
                     }
                     ukernel(pl.backend, pl.dot, a);
                     const int64_t oc = g * p.ocg + oc0;

@@ -1,5 +1,6 @@
 // Forward convolution on the AMX microkernel: C = a run of up to 32 dst pixels along w x up to
-// 32 output channels, one brgemm over the taps (batch = taps, K = input channels of the group).
+// 32 output channels, one brgemm over the taps (batch = taps, K = input channels of the group;
+// undilated w taps are folded into K: batch = (kd, kh), K = k_w x the padded channels).
 // A for a tap is src pixels at stride s_w * C, read from a bf16/f16 NXC copy of src made per
 // execution, per group, with the pads written as zeros and wide enough that no tap of any
 // output pixel leaves it: the microkernel then needs no bounds, and padding contributes 0 * w.
@@ -21,6 +22,8 @@ struct fwd_plan {
     int64_t ip[3] = {1, 1, 1};  // padded src extent (d, h, w)
     int64_t icp = 0;            // channels of a padded src pixel: icg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 dst pixels along w
+    int64_t fold = 1;           // w taps per K run (k_w when undilated along w, else 1)
+    bool blocks_outer = false;  // oc blocks outside the pixel runs (amx_blocking.hpp)
     /// Bytes of scratch one execution allocates (the padded copy, the packed weights, the
     /// per-thread pointer lists).
     double scratch_bytes() const;

@@ -55,9 +55,9 @@ void check_args(const ukernel_args &p) {
     if (!p.A || !p.B || !p.C) bad_args("null A, B or C");
     for (int b = 0; b < p.batch; ++b)
         if (!p.A[b] || !p.B[b]) bad_args("null A or B for batch item " + std::to_string(b));
-    if (p.lda < padded_k(p.K))
+    if (p.lda < 1 || (!p.a_rows_overlap && p.lda < padded_k(p.K)))
         bad_args("lda = " + std::to_string(p.lda) + " is less than K rounded up to even, " +
-                 std::to_string(padded_k(p.K)));
+                 std::to_string(padded_k(p.K)) + (p.a_rows_overlap ? " or 1" : ""));
     if (p.ldb < 2 * p.N)
         bad_args("ldb = " + std::to_string(p.ldb) +
                  " is less than 2 * N = " + std::to_string(2 * p.N));

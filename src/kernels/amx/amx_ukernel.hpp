@@ -44,7 +44,10 @@ struct ukernel_args {
     int batch = 1;                       // number of (A_b, B_b) pairs summed
     const uint16_t *const *A = nullptr;  // batch pointers to A panels
     const uint16_t *const *B = nullptr;  // batch pointers to B in VNNI pairs
-    int64_t lda = 0;                     // elements between rows of A; >= Kp
+    int64_t lda = 0;                     // elements between rows of A; >= Kp unless:
+    /// Rows of A may overlap (1 <= lda < Kp): A is only read, so row m + 1 may start inside
+    /// row m (the forward kernel's rows are windows of one padded src line, s pixels apart).
+    bool a_rows_overlap = false;
     int64_t ldb = 0;                     // elements between pair rows of B; >= 2 * N
     float *C = nullptr;
     int64_t ldc = 0;  // elements between rows of C; >= N
