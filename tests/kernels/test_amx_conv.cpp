@@ -332,12 +332,23 @@ TEST(AmxConv, DeclinesWithReasons) {
     EXPECT_NE(why_not_dispatch(make_problem(big), amx_backend::emulated).find("scratch"),
               std::string::npos);
     EXPECT_EQ(why_not_dispatch(make_problem(c), amx_backend::emulated), "");
-    // The dispatch-row functions: the native one adds the grant, the emulated one builds.
+    // The dispatch-row functions: the native one adds the grant and the tile fill estimate,
+    // the emulated one builds. 32 channels fill the tiles; 4 fill 1/16 of their columns.
+    const std::string grant =
+        native_usable(amx_dot::bf16)
+            ? std::string()
+            : std::string("AMX not granted: ") + native_unusable_reason(amx_dot::bf16);
     EXPECT_EQ(cannot_conv(make_problem(c)), "");
-    EXPECT_EQ(why_not_native(make_problem(c)),
-              native_usable(amx_dot::bf16)
-                  ? std::string()
-                  : std::string("AMX not granted: ") + native_unusable_reason(amx_dot::bf16));
+    conv_case wide = c;
+    wide.icg = wide.ocg = 32, wide.i[1] = wide.i[2] = 16;
+    for (conv_direction dir : dirs) {
+        wide.dir = dir;
+        EXPECT_EQ(why_not_native(make_problem(wide)), grant) << to_string(dir);
+    }
+    if (grant.empty())
+        EXPECT_NE(why_not_native(make_problem(c)).find("% full"), std::string::npos);
+    else
+        EXPECT_EQ(why_not_native(make_problem(c)), grant);
     EXPECT_NE(create_emulated(make_problem(c)), nullptr);
     if (!native_usable(amx_dot::bf16)) {
         EXPECT_THROW(create_native(make_problem(c)), convgrad::error);

@@ -30,7 +30,8 @@ std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend back
 
 /// Dispatch-row shapes: the reasons independent of this machine (the type, the scratch bound).
 std::string cannot_conv(const conv_problem &p);
-/// cannot_conv, or "AMX not granted: <native_unusable_reason>".
+/// cannot_conv, or "AMX not granted: <native_unusable_reason>", or the tiles would be less
+/// than a quarter full (the estimate: few channels on K or on the columns, few pixels on rows).
 std::string why_not_native(const conv_problem &p);
 /// Why the native kernel cannot run `p` on this machine although AMX is granted ("" when it
 /// can): f16 tiles need AMX-FP16, which CPUs with AMX-BF16 may lack.
