@@ -74,7 +74,7 @@ std::string amx_dot_of(const conv_problem &p, amx_dot &dot) {
 double bwd_weights_plan::scratch_bytes() const {
     const double partials = 4.0 * slices * p.g * p.ksp() * p.icg * p.ocg;
     const double per_thread = 2.0 * 2 * p.ocg * lda + 2.0 * (lda / 2) * ldb + 17.0 * chunk +
-                              (4.0 + 2.0 * 2) * std::max(p.icg, p.ocg);
+                              (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg);
     return partials + nthr * per_thread;
 }
 
@@ -138,9 +138,11 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
             scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
             scratch_buffer<uint8_t> inside(size_t(pl.chunk));
             scratch_buffer<float> tmp(size_t(std::max(p.icg, p.ocg)));
-            scratch_buffer<uint16_t> rows(size_t(2 * std::max(p.icg, p.ocg)));
+            scratch_buffer<uint16_t> rows(size_t(3 * std::max(p.icg, p.ocg)));
             int64_t *soff = offs.data(), *keep = soff + pl.chunk;
             uint16_t *r0 = rows.data(), *r1 = r0 + std::max(p.icg, p.ocg);
+            uint16_t *zeros = r1 + std::max(p.icg, p.ocg);  // an outside pixel's channels
+            std::fill(zeros, zeros + std::max(p.icg, p.ocg), uint16_t(0));
             const uint16_t *Ap = nullptr, *Bp = nullptr;
             ukernel_args a;
             a.lda = pl.lda;
@@ -164,23 +166,25 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
                         for (int64_t k = 0; k < K; k += 2) {
                             int64_t d = w.img * p.dst.n + g * p.ocg * p.dst.c;
                             for (int x = 0; x < 3; ++x) d += w.o[x] * p.dst.sp[x];
-                            io.narrow_in(p.dt, args.dst, d, p.dst.c, p.ocg, pl.dot, r0, tmp.data());
+                            const uint16_t *v0 = io.view_in(p.dt, args.dst, d, p.dst.c, p.ocg,
+                                                            pl.dot, r0, tmp.data());
+                            const uint16_t *v1 = r1;
                             w.next();
                             if (k + 1 < K) {
                                 d = w.img * p.dst.n + g * p.ocg * p.dst.c;
                                 for (int x = 0; x < 3; ++x) d += w.o[x] * p.dst.sp[x];
-                                io.narrow_in(p.dt, args.dst, d, p.dst.c, p.ocg, pl.dot, r1,
-                                             tmp.data());
+                                v1 = io.view_in(p.dt, args.dst, d, p.dst.c, p.ocg, pl.dot, r1,
+                                                tmp.data());
                                 w.next();
                             } else {
                                 std::fill(r1, r1 + p.ocg, uint16_t(0));
                             }
-                            finite = finite && all_finite(r0, p.ocg, pl.dot) &&
-                                     all_finite(r1, p.ocg, pl.dot);
+                            finite = finite && all_finite(v0, p.ocg, pl.dot) &&
+                                     all_finite(v1, p.ocg, pl.dot);
                             // (k and lda even: the pair is one aligned 32-bit word)
                             uint16_t *col = a_full.data() + k;
                             for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                                const uint32_t pair = uint32_t(r0[oc]) | uint32_t(r1[oc]) << 16;
+                                const uint32_t pair = uint32_t(v0[oc]) | uint32_t(v1[oc]) << 16;
                                 std::memcpy(col + oc * pl.lda, &pair, 4);
                             }
                         }
@@ -213,20 +217,17 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
                             const int64_t k0 = all ? j : keep[j];
                             const bool has1 = j + 1 < Kt;
                             const int64_t k1 = has1 ? (all ? j + 1 : keep[j + 1]) : 0;
+                            const uint16_t *v0 = zeros, *v1 = zeros;
                             if (inside[size_t(k0)])
-                                io.narrow_in(p.dt, args.src, soff[k0], p.src.c, p.icg, pl.dot, r0,
-                                             tmp.data());
-                            else
-                                std::fill(r0, r0 + p.icg, uint16_t(0));
+                                v0 = io.view_in(p.dt, args.src, soff[k0], p.src.c, p.icg, pl.dot,
+                                                r0, tmp.data());
                             if (has1 && inside[size_t(k1)])
-                                io.narrow_in(p.dt, args.src, soff[k1], p.src.c, p.icg, pl.dot, r1,
-                                             tmp.data());
-                            else
-                                std::fill(r1, r1 + p.icg, uint16_t(0));
+                                v1 = io.view_in(p.dt, args.src, soff[k1], p.src.c, p.icg, pl.dot,
+                                                r1, tmp.data());
                             uint16_t *pair = b_tap.data() + (j / 2) * pl.ldb;
                             for (int64_t ic = 0; ic < p.icg; ++ic) {
-                                pair[2 * ic] = r0[ic];
-                                pair[2 * ic + 1] = r1[ic];
+                                pair[2 * ic] = v0[ic];
+                                pair[2 * ic + 1] = v1[ic];
                             }
                         }
                         const uint16_t *A = a_full.data();

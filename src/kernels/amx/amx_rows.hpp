@@ -41,6 +41,16 @@ struct row_io {
         }
     }
 
+    /// The n channels at `base` as the tiles' type: the source itself when it already has that
+    /// type with contiguous channels (no copy), else `dst` after narrow_in.
+    const uint16_t *view_in(data_type dt, const void *src, int64_t base, int64_t cs, int64_t n,
+                            amx_dot to, uint16_t *dst, float *tmp) const {
+        const data_type want = to == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+        if (cs == 1 && dt == want) return static_cast<const uint16_t *>(src) + base;
+        narrow_in(dt, src, base, cs, n, to, dst, tmp);
+        return dst;
+    }
+
     /// out element (base + c * cs) = v[c] (+ bias[c] when bias is not null), rounded once to
     /// dt, c < n. `tmp` holds n floats.
     void store_out(data_type dt, void *out, int64_t base, int64_t cs, const float *v,
