@@ -1,6 +1,7 @@
 #include "kernels/amx/amx_bwd_weights.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/float_convert.hpp"
@@ -115,14 +116,45 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
     if ((pl.lda / 32) % 2 == 0) pl.lda += 32;
     pl.ldb = 2 * p.icg;
     pl.nthr = threads_for(p.macs());
+
+    // The rows path: with more than one tap (one tap interleaves its pixels once anyway), when
+    // a row fills at least 3/4 of its tile steps (K = a row: 14 pixels would use 14 of 32) and
+    // its copy stays within the scratch bound.
+    const int64_t row_steps = div_up(padded_k(p.o[2]), k_step) * k_step;
+    if (p.s[2] == 1 && p.ksp() > 1 && 4 * p.o[2] >= 3 * row_steps && p.o[2] <= 4096) {
+        // K per row: even, or a whole number of tile steps when that adds at most a quarter
+        // (a row of 56 as 32 + 24 would reconfigure the tiles twice per call, for the tail).
+        const int64_t steps = div_up(p.o[2], k_step) * k_step;
+        pl.owp = 4 * steps <= 5 * p.o[2] ? steps : padded_k(p.o[2]);
+        pl.rchunk = std::max<int64_t>(1, pl.chunk / pl.owp);
+        const int64_t nrows = p.mb * p.o[0] * p.o[1];
+        pl.rnchunks = div_up(nrows, pl.rchunk);
+        pl.rslices = std::max<int64_t>(1, std::min(pl.slices, pl.rnchunks));
+        // Line elements x[0, Wl): src w = x - pb, zero outside; a tap reads pairs up to
+        // x = (k - 1) * dl + owp (odd alignment).
+        const int64_t wl = (p.k[2] - 1) * p.dl[2] + pl.owp + 2;
+        pl.np = wl / 2 + 1;
+        pl.nicb = div_up(p.icg, ukernel_max_n);
+        pl.rlda = div_up(pl.rchunk * pl.owp, 32) * 32;
+        if ((pl.rlda / 32) % 2 == 0) pl.rlda += 32;
+        pl.rows = pl.scratch_bytes() + pl.rows_scratch_bytes() <= p.scratch_bound(pl.nthr);
+    }
     return pl;
 }
 
-void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
+double bwd_weights_plan::rows_scratch_bytes() const {
+    const double lines = double(p.g) * p.mb * p.i[0] * p.i[1] * nicb * 2 * np * 64 * 2;
+    const double partials = 4.0 * rslices * p.g * p.ksp() * p.icg * p.ocg;
+    return lines + partials + nthr * (2.0 * p.ocg * rlda + 16.0 * rchunk);
+}
+
+namespace {
+
+// The pixel path: K chunks of flattened output pixels, each tap's src pixels interleaved.
+void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partials) {
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t items = pl.slices * p.g;
-    scratch_buffer<float> partials(size_t(pl.slices * p.g * wgroup));  // [tap][ocg][icg]
     const row_io io = row_io::here();
 
     parallel(
@@ -153,7 +185,7 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
             a.accumulate = true;
             for (int64_t item = i0; item < i1; ++item) {
                 const int64_t slice = item / p.g, g = item % p.g;
-                float *C = partials.data() + item * wgroup;
+                float *C = partials + item * wgroup;
                 std::fill(C, C + wgroup, 0.f);
                 int64_t c0, c1;
                 balance211(pl.nchunks, int(pl.slices), int(slice), c0, c1);
@@ -257,8 +289,14 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
             }
         },
         thread_tile_hooks(pl.backend));
+}
 
-    // Sum the slices in slice order, round once, store at the user's weight strides.
+// Sums the slices ([slice][g][tap][ocg][icg]) in slice order, rounds once, stores at the
+// user's weight strides.
+void store_sums(const bwd_weights_plan &pl, const conv_args &args, const float *partials,
+                int64_t slices) {
+    const conv_problem &p = pl.p;
+    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t rows = p.g * ksp * p.icg;
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
@@ -268,14 +306,208 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
             const int64_t ic = r % p.icg, t = (r / p.icg) % ksp, g = r / (p.icg * ksp);
             const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
             const int64_t base = ic * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            const float *col = partials.data() + g * wgroup + t * p.ocg * p.icg + ic;
+            const float *col = partials + g * wgroup + t * p.ocg * p.icg + ic;
             for (int64_t oc = 0; oc < p.ocg; ++oc) {
                 float sum = col[oc * p.icg];
-                for (int64_t s = 1; s < pl.slices; ++s) sum += col[s * p.g * wgroup + oc * p.icg];
+                for (int64_t s = 1; s < slices; ++s) sum += col[s * p.g * wgroup + oc * p.icg];
                 store_element(p.dt, args.out, base + (g * p.ocg + oc) * l.oc, sum);
             }
         }
     });
+}
+
+// The rows path (bwd_weights_plan::rows). Returns false, having written nothing to the
+// weights, when src or diff_dst holds an infinity or NaN: padding joins its sums as zero
+// products, exact only for finite data, and the pixel path leaves padding out instead.
+bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
+    const int64_t blk = 2 * pl.np * 2 * ukernel_max_n;  // a 32-channel block of a line
+    const int64_t line = pl.nicb * blk, nlines = p.g * p.mb * p.i[0] * p.i[1];
+    const int64_t icmax = std::max(p.icg, p.ocg);
+    const row_io io = row_io::here();
+    scratch_buffer<uint16_t> lines(size_t(nlines * line));
+    std::atomic<bool> finite{true};
+
+    // 1. src as lines of pixel pairs, [g][n][d][h][ic block][alignment][pair][32][2]: element x
+    // (src w = x - pb, zero outside) at pair x / 2 of the even alignment and (x - 1) / 2 of the
+    // odd one. And the finiteness of src and diff_dst.
+    parallel(pl.nthr, [&](int ithr, int nthr) {
+        scratch_buffer<uint16_t> row{size_t(3 * icmax)};  // two elements and zeros
+        scratch_buffer<float> tmp{size_t(icmax)};
+        uint16_t *zeros = row.data() + 2 * icmax;
+        std::fill(zeros, zeros + icmax, uint16_t(0));
+        bool ok = true;
+        int64_t l0, l1;
+        balance211(nlines, nthr, ithr, l0, l1);
+        for (int64_t l = l0; l < l1; ++l) {
+            const int64_t ih = l % p.i[1], id = (l / p.i[1]) % p.i[0],
+                          n = (l / (p.i[1] * p.i[0])) % p.mb, g = l / (p.i[1] * p.i[0] * p.mb);
+            uint16_t *out = lines.data() + l * line;
+            const int64_t base0 =
+                n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] + g * p.icg * p.src.c;
+            // Element x's channels (zeros outside the row), converted at most once: x is
+            // visited in order and each pair needs x and x + 1.
+            const uint16_t *v[2] = {zeros, zeros};
+            auto element = [&](int64_t x, int slot) -> const uint16_t * {
+                const int64_t iw = x - p.pb[2];
+                if (iw < 0 || iw >= p.i[2]) return zeros;
+                const uint16_t *e =
+                    io.view_in(p.dt, args.src, base0 + iw * p.src.sp[2], p.src.c, p.icg, pl.dot,
+                               row.data() + slot * icmax, tmp.data());
+                ok = ok && all_finite(e, p.icg, pl.dot);
+                return e;
+            };
+            // Pair j of the even alignment holds (x, x + 1) = (2j, 2j + 1); of the odd one
+            // (2j + 1, 2j + 2).
+            v[0] = element(0, 0);
+            for (int64_t x = 0; x < 2 * pl.np; ++x) {
+                v[(x + 1) & 1] = element(x + 1, int((x + 1) & 1));
+                const uint16_t *lo = v[x & 1], *hi = v[(x + 1) & 1];
+                const int64_t pair = (x & 1) ? pl.np + (x - 1) / 2 : x / 2;
+                for (int64_t icb = 0; icb < pl.nicb; ++icb) {
+                    uint16_t *dst = out + icb * blk + pair * 2 * ukernel_max_n;
+                    const int64_t c0 = icb * ukernel_max_n;
+                    const int64_t nc = std::min<int64_t>(ukernel_max_n, p.icg - c0);
+                    for (int64_t c = 0; c < nc; ++c) {
+                        dst[2 * c] = lo[c0 + c];
+                        dst[2 * c + 1] = hi[c0 + c];
+                    }
+                    for (int64_t c = 2 * nc; c < 2 * ukernel_max_n; ++c) dst[c] = 0;
+                }
+            }
+        }
+        int64_t q0, q1;
+        balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
+        for (int64_t q = q0; q < q1 && ok; ++q) {
+            int64_t r = q, d = 0;
+            for (int x = 2; x >= 0; --x) {
+                d += (r % p.o[x]) * p.dst.sp[x];
+                r /= p.o[x];
+            }
+            d += r * p.dst.n;
+            for (int64_t g = 0; g < p.g && ok; ++g) {
+                const uint16_t *v = io.view_in(p.dt, args.dst, d + g * p.ocg * p.dst.c, p.dst.c,
+                                               p.ocg, pl.dot, row.data(), tmp.data());
+                ok = all_finite(v, p.ocg, pl.dot);
+            }
+        }
+        if (!ok) finite = false;
+    });
+    if (!finite) return false;
+
+    // 2. Per (slice, group): chunks of output rows; per chunk diff_dst^T, then per tap one
+    // brgemm per 32 x 32 block over the rows whose src line is inside (K = a row).
+    scratch_buffer<float> partials(size_t(pl.rslices * p.g * wgroup));  // [tap][ocg][icg]
+    const int64_t items = pl.rslices * p.g, nrows = p.mb * p.o[0] * p.o[1];
+    parallel(
+        pl.nthr,
+        [&](int ithr, int nthr) {
+            int64_t i0, i1;
+            balance211(items, nthr, ithr, i0, i1);
+            if (i0 >= i1) return;
+            scratch_buffer<uint16_t> a_rows(size_t(p.ocg * pl.rlda));
+            scratch_buffer<const uint16_t *> ptrs(size_t(2 * pl.rchunk));
+            scratch_buffer<int64_t> line_of(size_t(pl.rchunk)), a_off(size_t(pl.rchunk));
+            scratch_buffer<uint16_t> row(size_t(2 * p.ocg));
+            scratch_buffer<float> tmp(size_t(p.ocg));
+            const uint16_t **A = ptrs.data(), **B = A + pl.rchunk;
+            uint16_t *zeros = row.data() + p.ocg;
+            std::fill(zeros, zeros + p.ocg, uint16_t(0));
+            ukernel_args a;
+            a.K = int(pl.owp);
+            a.lda = pl.rlda;
+            a.ldb = 2 * ukernel_max_n;
+            a.ldc = p.icg;
+            a.A = A;
+            a.B = B;
+            a.accumulate = true;
+            for (int64_t item = i0; item < i1; ++item) {
+                const int64_t slice = item / p.g, g = item % p.g;
+                float *C = partials.data() + item * wgroup;
+                std::fill(C, C + wgroup, 0.f);
+                int64_t c0, c1;
+                balance211(pl.rnchunks, int(pl.rslices), int(slice), c0, c1);
+                for (int64_t c = c0; c < c1; ++c) {
+                    const int64_t row0 = c * pl.rchunk, R = std::min(pl.rchunk, nrows - row0);
+                    for (int64_t r = 0; r < R; ++r) {  // diff_dst^T, pixel pairs per 32 bits
+                        const int64_t q = row0 + r, oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
+                                      n = q / (p.o[1] * p.o[0]);
+                        const int64_t d0 =
+                            n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg * p.dst.c;
+                        for (int64_t ow = 0; ow < pl.owp; ow += 2) {
+                            // (pixels past the row, up to owp, are zero columns)
+                            const uint16_t *v0 =
+                                ow < p.o[2]
+                                    ? io.view_in(p.dt, args.dst, d0 + ow * p.dst.sp[2], p.dst.c,
+                                                 p.ocg, pl.dot, row.data(), tmp.data())
+                                    : zeros;
+                            uint16_t *col = a_rows.data() + r * pl.owp + ow;
+                            if (ow + 1 < p.o[2]) {
+                                // (v0 may be row's buffer: copy its values out first)
+                                for (int64_t oc = 0; oc < p.ocg; ++oc) col[oc * pl.rlda] = v0[oc];
+                                const uint16_t *v1 =
+                                    io.view_in(p.dt, args.dst, d0 + (ow + 1) * p.dst.sp[2], p.dst.c,
+                                               p.ocg, pl.dot, row.data(), tmp.data());
+                                for (int64_t oc = 0; oc < p.ocg; ++oc)
+                                    col[oc * pl.rlda + 1] = v1[oc];
+                            } else {
+                                for (int64_t oc = 0; oc < p.ocg; ++oc) {
+                                    const uint32_t pair = v0[oc];  // the pad pixel: zero
+                                    std::memcpy(col + oc * pl.rlda, &pair, 4);
+                                }
+                            }
+                        }
+                    }
+                    for (int64_t t = 0; t < ksp; ++t) {
+                        const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
+                                      kw = t % p.k[2];
+                        const int64_t x0 = kw * p.dl[2];  // line element of ow = 0
+                        const int64_t align = x0 & 1, pair0 = align ? (x0 - 1) / 2 : x0 / 2;
+                        int nb = 0;
+                        for (int64_t r = 0; r < R; ++r) {
+                            const int64_t q = row0 + r, oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
+                                          n = q / (p.o[1] * p.o[0]);
+                            const int64_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0],
+                                          ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+                            if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                            a_off[size_t(nb)] = r * pl.owp;
+                            line_of[size_t(nb++)] =
+                                (((g * p.mb + n) * p.i[0] + id) * p.i[1] + ih) * line +
+                                (align * pl.np + pair0) * 2 * ukernel_max_n;
+                        }
+                        if (nb == 0) continue;
+                        a.batch = nb;
+                        float *Ct = C + t * p.ocg * p.icg;
+                        for (int64_t m0 = 0; m0 < p.ocg; m0 += ukernel_max_m)
+                            for (int64_t icb = 0; icb < pl.nicb; ++icb) {
+                                const int64_t n0 = icb * ukernel_max_n;
+                                for (int b = 0; b < nb; ++b) {
+                                    A[b] = a_rows.data() + m0 * pl.rlda + a_off[size_t(b)];
+                                    B[b] = lines.data() + line_of[size_t(b)] + icb * blk;
+                                }
+                                a.M = int(std::min<int64_t>(ukernel_max_m, p.ocg - m0));
+                                a.N = int(std::min<int64_t>(ukernel_max_n, p.icg - n0));
+                                a.C = Ct + m0 * p.icg + n0;
+                                ukernel(pl.backend, pl.dot, a);
+                            }
+                    }
+                }
+            }
+        },
+        thread_tile_hooks(pl.backend));
+    store_sums(pl, args, partials.data(), pl.rslices);
+    return true;
+}
+
+}  // namespace
+
+void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
+    if (pl.rows && run_rows(pl, args)) return;
+    const conv_problem &p = pl.p;
+    scratch_buffer<float> partials(size_t(pl.slices * p.g * p.ksp() * p.icg * p.ocg));
+    run_pixels(pl, args, partials.data());
+    store_sums(pl, args, partials.data(), pl.slices);
 }
 
 }  // namespace convgrad::detail::amx

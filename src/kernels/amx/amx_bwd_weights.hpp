@@ -33,6 +33,18 @@ struct bwd_weights_plan {
     int64_t nchunks = 0;
     int64_t slices = 1;  // partial sums, each over a run of consecutive chunks
     int64_t lda = 0, ldb = 0;
+    /// The rows path (w stride 1): K runs along whole output rows (ow, padded to even), src is
+    /// copied once per execution as zero-padded lines of pixel pairs in both alignments, so a
+    /// tap's B is a pointer into them instead of a per-tap interleave. Taken when the data are
+    /// finite (padding then joins as exact zeros); else the pixel path above.
+    bool rows = false;
+    int64_t owp = 0;     // output row length, rounded up to even
+    int64_t rchunk = 0;  // output rows per K chunk
+    int64_t rnchunks = 0, rslices = 1;
+    int64_t np = 0;    // pixel pairs per alignment of a src line
+    int64_t nicb = 0;  // 32-channel blocks of icg
+    int64_t rlda = 0;  // A's row stride (an odd number of cache lines)
+    double rows_scratch_bytes() const;
     /// Bytes of scratch one execution allocates (the slices' partial sums, the per-thread
     /// packed chunk and pixel lists).
     double scratch_bytes() const;
