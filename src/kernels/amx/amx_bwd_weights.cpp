@@ -74,9 +74,10 @@ std::string amx_dot_of(const conv_problem &p, amx_dot &dot) {
 
 double bwd_weights_plan::scratch_bytes() const {
     const double partials = 4.0 * slices * p.g * p.ksp() * p.icg * p.ocg;
-    const double per_thread = 2.0 * 2 * p.ocg * lda + 2.0 * (lda / 2) * ldb + 17.0 * chunk +
+    const double per_thread = 2.0 * 2 * (p.ocg + 32) * lda + 2.0 * (lda / 2) * ldb + 17.0 * chunk +
                               (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg);
-    return partials + nthr * per_thread;
+    // The rows path's scratch is released before the pixel path (its fallback) takes its own.
+    return std::max(partials + nthr * per_thread, rows ? rows_scratch_bytes() : 0.0);
 }
 
 bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
@@ -137,7 +138,7 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
         pl.nicb = div_up(p.icg, ukernel_max_n);
         pl.rlda = div_up(pl.rchunk * pl.owp, 32) * 32;
         if ((pl.rlda / 32) % 2 == 0) pl.rlda += 32;
-        pl.rows = pl.scratch_bytes() + pl.rows_scratch_bytes() <= p.scratch_bound(pl.nthr);
+        pl.rows = pl.rows_scratch_bytes() <= p.scratch_bound(pl.nthr);
     }
     return pl;
 }
@@ -291,10 +292,112 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
         thread_tile_hooks(pl.backend));
 }
 
-// Sums the slices ([slice][g][tap][ocg][icg]) in slice order, rounds once, stores at the
-// user's weight strides.
+// One tap (1x1 kernels) with fewer input than output channels: the transposed operand is src,
+// the smaller one (A = src^T [ic][pixels], B = diff_dst pairs in 32-channel blocks, C = dW
+// [ic][oc]), and since one tap has one set of inside pixels, K is just those pixels. The pixel
+// path would transpose diff_dst, which buys nothing without other taps to share it with.
+void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *partials) {
+    const conv_problem &p = pl.p;
+    const int64_t wgroup = p.icg * p.ocg, items = pl.slices * p.g;
+    const int64_t nocb = div_up(p.ocg, ukernel_max_n), bblk = pl.lda / 2 * 2 * ukernel_max_n;
+    const row_io io = row_io::here();
+    parallel(
+        pl.nthr,
+        [&](int ithr, int nthr) {
+            int64_t i0, i1;
+            balance211(items, nthr, ithr, i0, i1);
+            if (i0 >= i1) return;
+            const int64_t cmax = std::max(p.icg, p.ocg);
+            scratch_buffer<uint16_t> a_panel(size_t(p.icg * pl.lda)), b_blocks(size_t(nocb * bblk));
+            scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
+            scratch_buffer<uint16_t> rows{size_t(3 * cmax)};
+            scratch_buffer<float> tmp{size_t(cmax)};
+            int64_t *soff = offs.data(), *doff = soff + pl.chunk;
+            uint16_t *r0 = rows.data(), *r1 = r0 + cmax, *zeros = r1 + cmax;
+            std::fill(zeros, zeros + cmax, uint16_t(0));
+            const uint16_t *Ap = nullptr, *Bp = nullptr;
+            ukernel_args a;
+            a.lda = pl.lda;
+            a.ldb = 2 * ukernel_max_n;
+            a.ldc = p.ocg;
+            a.A = &Ap;
+            a.B = &Bp;
+            a.accumulate = true;
+            for (int64_t item = i0; item < i1; ++item) {
+                const int64_t slice = item / p.g, g = item % p.g;
+                float *C = partials + item * wgroup;  // [icg][ocg]
+                std::fill(C, C + wgroup, 0.f);
+                int64_t c0, c1;
+                balance211(pl.nchunks, int(pl.slices), int(slice), c0, c1);
+                for (int64_t c = c0; c < c1; ++c) {
+                    const int64_t q0 = c * pl.chunk, K = std::min(q0 + pl.chunk, pl.npix) - q0;
+                    int64_t nin = 0;
+                    pixel_walk w(p, q0);
+                    for (int64_t k = 0; k < K; ++k, w.next()) {
+                        int64_t sx = w.img * p.src.n + g * p.icg * p.src.c;
+                        int64_t dx = w.img * p.dst.n + g * p.ocg * p.dst.c;
+                        bool in = true;
+                        for (int x = 0; x < 3; ++x) {
+                            const int64_t i = w.o[x] * p.s[x] - p.pb[x];
+                            in = in && i >= 0 && i < p.i[x];
+                            sx += i * p.src.sp[x];
+                            dx += w.o[x] * p.dst.sp[x];
+                        }
+                        if (!in) continue;
+                        soff[nin] = sx;
+                        doff[nin++] = dx;
+                    }
+                    if (nin == 0) continue;
+                    for (int64_t j = 0; j < nin; j += 2) {
+                        const bool has1 = j + 1 < nin;
+                        // src^T, a pixel pair per 32 bits (the pad pixel of an odd count zero)
+                        const uint16_t *v0 = io.view_in(p.dt, args.src, soff[j], p.src.c, p.icg,
+                                                        pl.dot, r0, tmp.data());
+                        const uint16_t *v1 = has1 ? io.view_in(p.dt, args.src, soff[j + 1], p.src.c,
+                                                               p.icg, pl.dot, r1, tmp.data())
+                                                  : zeros;
+                        uint16_t *col = a_panel.data() + j;
+                        for (int64_t ic = 0; ic < p.icg; ++ic) {
+                            const uint32_t pair = uint32_t(v0[ic]) | uint32_t(v1[ic]) << 16;
+                            std::memcpy(col + ic * pl.lda, &pair, 4);
+                        }
+                        // diff_dst pairs, [oc block][pair][32][2]
+                        const uint16_t *w0 = io.view_in(p.dt, args.dst, doff[j], p.dst.c, p.ocg,
+                                                        pl.dot, r0, tmp.data());
+                        const uint16_t *w1 = has1 ? io.view_in(p.dt, args.dst, doff[j + 1], p.dst.c,
+                                                               p.ocg, pl.dot, r1, tmp.data())
+                                                  : zeros;
+                        for (int64_t ob = 0; ob < nocb; ++ob) {
+                            uint16_t *pair =
+                                b_blocks.data() + ob * bblk + (j / 2) * 2 * ukernel_max_n;
+                            const int64_t n0 = ob * ukernel_max_n;
+                            const int64_t nc = std::min<int64_t>(ukernel_max_n, p.ocg - n0);
+                            for (int64_t o = 0; o < nc; ++o) {
+                                pair[2 * o] = w0[n0 + o];
+                                pair[2 * o + 1] = w1[n0 + o];
+                            }
+                        }
+                    }
+                    a.K = int(nin);
+                    for (int64_t m0 = 0; m0 < p.icg; m0 += ukernel_max_m)
+                        for (int64_t ob = 0; ob < nocb; ++ob) {
+                            Ap = a_panel.data() + m0 * pl.lda;
+                            Bp = b_blocks.data() + ob * bblk;
+                            a.M = int(std::min<int64_t>(ukernel_max_m, p.icg - m0));
+                            a.N = int(std::min<int64_t>(ukernel_max_n, p.ocg - ob * ukernel_max_n));
+                            a.C = C + m0 * p.ocg + ob * ukernel_max_n;
+                            ukernel(pl.backend, pl.dot, a);
+                        }
+                }
+            }
+        },
+        thread_tile_hooks(pl.backend));
+}
+
+// Sums the slices ([slice][g][tap][ocg][icg], or [..][icg][ocg] when `ic_major`) in slice
+// order, rounds once, stores at the user's weight strides.
 void store_sums(const bwd_weights_plan &pl, const conv_args &args, const float *partials,
-                int64_t slices) {
+                int64_t slices, bool ic_major = false) {
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t rows = p.g * ksp * p.icg;
@@ -306,10 +409,12 @@ void store_sums(const bwd_weights_plan &pl, const conv_args &args, const float *
             const int64_t ic = r % p.icg, t = (r / p.icg) % ksp, g = r / (p.icg * ksp);
             const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
             const int64_t base = ic * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            const float *col = partials + g * wgroup + t * p.ocg * p.icg + ic;
+            const int64_t step = ic_major ? 1 : p.icg;  // between oc
+            const float *col =
+                partials + g * wgroup + t * p.ocg * p.icg + (ic_major ? ic * p.ocg : ic);
             for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                float sum = col[oc * p.icg];
-                for (int64_t s = 1; s < slices; ++s) sum += col[s * p.g * wgroup + oc * p.icg];
+                float sum = col[oc * step];
+                for (int64_t s = 1; s < slices; ++s) sum += col[s * p.g * wgroup + oc * step];
                 store_element(p.dt, args.out, base + (g * p.ocg + oc) * l.oc, sum);
             }
         }
@@ -506,8 +611,12 @@ void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
     if (pl.rows && run_rows(pl, args)) return;
     const conv_problem &p = pl.p;
     scratch_buffer<float> partials(size_t(pl.slices * p.g * p.ksp() * p.icg * p.ocg));
-    run_pixels(pl, args, partials.data());
-    store_sums(pl, args, partials.data(), pl.slices);
+    const bool one_tap = p.ksp() == 1 && p.icg < p.ocg;
+    if (one_tap)
+        run_one_tap(pl, args, partials.data());
+    else
+        run_pixels(pl, args, partials.data());
+    store_sums(pl, args, partials.data(), pl.slices, one_tap);
 }
 
 }  // namespace convgrad::detail::amx
