@@ -64,9 +64,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     scratch_buffer<uint16_t> ydst(size_t(p.g * p.mb * image));
     scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.icg : 0));
-    if (p.with_bias)
-        for (int64_t ic = 0; ic < p.g * p.icg; ++ic)
-            bias[size_t(ic)] = load_element(p.dt, args.bias, ic * p.bias_stride);
+    if (p.with_bias) load_elements(p.dt, args.bias, p.bias_stride, p.g * p.icg, bias.data());
     const row_io io = row_io::here();
     // A whole diff_dst row converts in one call when its pixels' channels follow each other.
     const bool dense_rows = p.g == 1 && pl.ocp == p.ocg && p.dst.c == 1 && p.dst.sp[2] == p.ocg;
@@ -85,15 +83,9 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             std::fill(out, out + row, uint16_t(0));
             const int64_t od = dp - pl.lo[0], oh = hp - pl.lo[1];
             if (od < 0 || od >= p.o[0] || oh < 0 || oh >= p.o[1]) continue;
-            const int64_t line = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1];
-            if (dense_rows) {
-                io.narrow_in(p.dt, args.dst, line, 1, p.o[2] * p.ocg, pl.dot,
-                             out + pl.lo[2] * pl.ocp, tmp.data());
-                continue;
-            }
-            for (int64_t ow = 0; ow < p.o[2]; ++ow)
-                io.narrow_in(p.dt, args.dst, line + ow * p.dst.sp[2] + g * p.ocg * p.dst.c, p.dst.c,
-                             p.ocg, pl.dot, out + (ow + pl.lo[2]) * pl.ocp, tmp.data());
+            io.copy_line(p.dt, args.dst, n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1],
+                         p.dst.sp[2], p.dst.c, p.o[2], g * p.ocg, p.ocg, dense_rows, pl.lo[2],
+                         pl.ocp, pl.dot, out, tmp.data());
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);

@@ -62,9 +62,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     scratch_buffer<uint16_t> xsrc(size_t(p.g * p.mb * image));
     scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.ocg : 0));
-    if (p.with_bias)
-        for (int64_t oc = 0; oc < p.g * p.ocg; ++oc)
-            bias[size_t(oc)] = load_element(p.dt, args.bias, oc * p.bias_stride);
+    if (p.with_bias) load_elements(p.dt, args.bias, p.bias_stride, p.g * p.ocg, bias.data());
     const row_io io = row_io::here();
     // A whole src row converts in one call when its pixels' channels follow each other.
     const bool dense_rows = p.g == 1 && pl.icp == p.icg && p.src.c == 1 && p.src.sp[2] == p.icg;
@@ -83,15 +81,9 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             std::fill(out, out + row, uint16_t(0));
             const int64_t id = dp - p.pb[0], ih = hp - p.pb[1];
             if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-            const int64_t line = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1];
-            if (dense_rows) {
-                io.narrow_in(p.dt, args.src, line, 1, p.i[2] * p.icg, pl.dot,
-                             out + p.pb[2] * pl.icp, tmp.data());
-                continue;
-            }
-            for (int64_t iw = 0; iw < p.i[2]; ++iw)
-                io.narrow_in(p.dt, args.src, line + iw * p.src.sp[2] + g * p.icg * p.src.c, p.src.c,
-                             p.icg, pl.dot, out + (iw + p.pb[2]) * pl.icp, tmp.data());
+            io.copy_line(p.dt, args.src, n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1],
+                         p.src.sp[2], p.src.c, p.i[2], g * p.icg, p.icg, dense_rows, p.pb[2],
+                         pl.icp, pl.dot, out, tmp.data());
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);

@@ -41,6 +41,19 @@ struct row_io {
         }
     }
 
+    /// One line of a zero-padded channels-last copy in the tiles' type (the fwd and bwd_data
+    /// schedules' copies of src and diff_dst): pixel x < w of the tensor line at `line` (pixel
+    /// stride ws, channel stride cs, channels [c0, c0 + n)) goes to out + (x + margin) * cp.
+    /// `dense`: the line's channels all follow each other (one conversion for the whole line).
+    /// `tmp` holds w * n floats when dense, else n.
+    void copy_line(data_type dt, const void *src, int64_t line, int64_t ws, int64_t cs, int64_t w,
+                   int64_t c0, int64_t n, bool dense, int64_t margin, int64_t cp, amx_dot to,
+                   uint16_t *out, float *tmp) const {
+        if (dense) return narrow_in(dt, src, line, 1, w * n, to, out + margin * cp, tmp);
+        for (int64_t x = 0; x < w; ++x)
+            narrow_in(dt, src, line + x * ws + c0 * cs, cs, n, to, out + (x + margin) * cp, tmp);
+    }
+
     /// The n channels at `base` as the tiles' type: the source itself when it already has that
     /// type with contiguous channels (no copy), else `dst` after narrow_in.
     const uint16_t *view_in(data_type dt, const void *src, int64_t base, int64_t cs, int64_t n,
