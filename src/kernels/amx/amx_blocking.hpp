@@ -1,4 +1,11 @@
-// The loop order of the AMX gather schedules (fwd, bwd_data): a work item is a run of up to 32
+// The weights and the loop order of the AMX gather schedules (fwd, bwd_data).
+//
+// Weights are VNNI pairs in blocks of 32 columns, [g][block][tap][K / 2][32][2]: a B tile's rows
+// are 128 bytes apart (with rows 2 x channels apart, 2 KB for 512 channels, every tile load
+// missed: 16 rows in two L1 sets), and a block's taps follow each other, so fwd's folded K runs
+// continue from one tap into the next.
+//
+// Loop order: a work item is a run of up to 32
 // pixels, and each multiplies every 32-channel block of the packed weights. Items outside,
 // blocks inside reads each item's A once but streams all the weights per item; blocks
 // outside, items inside keeps one block's weights in L2 but streams the padded copy per block.
@@ -7,11 +14,39 @@
 // 3x3 layers have small weights and a large copy (items outside).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_ukernel.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 
 namespace convgrad::detail::amx {
+
+/// Tap t of group g's weights into every 32-column block of `wpack` (layout above; a block's
+/// tap is tap_b = kp / 2 * 64 elements, zeros past the channels). K runs over the input
+/// channels (fwd) or, with `k_is_oc`, the output channels (bwd_data); the columns over the
+/// other. kp: K rounded up to even.
+inline void pack_tap_weights(const conv_problem &p, const void *wei, amx_dot to, bool k_is_oc,
+                             int64_t g, int64_t t, int64_t kp, uint16_t *wpack) {
+    const int64_t ldb = 2 * ukernel_max_n, tap_b = kp / 2 * ldb, ksp = p.ksp();
+    const int64_t nk = k_is_oc ? p.ocg : p.icg, nn = k_is_oc ? p.icg : p.ocg;
+    const int64_t k_stride = k_is_oc ? p.wei.oc : p.wei.ic,
+                  n_stride = k_is_oc ? p.wei.ic : p.wei.oc;
+    const int64_t nblk = (nn + ukernel_max_n - 1) / ukernel_max_n;
+    const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
+    const int64_t wt =
+        kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2] + g * p.ocg * p.wei.oc;
+    for (int64_t blk = 0; blk < nblk; ++blk) {
+        uint16_t *B = wpack + ((g * nblk + blk) * ksp + t) * tap_b;
+        std::fill(B, B + tap_b, uint16_t(0));
+        const int64_t n0 = blk * ukernel_max_n, n = std::min<int64_t>(ukernel_max_n, nn - n0);
+        for (int64_t k = 0; k < nk; ++k)
+            for (int64_t j = 0; j < n; ++j)
+                B[(k / 2) * ldb + 2 * j + (k & 1)] =
+                    narrow_element(p.dt, wei, wt + k * k_stride + (n0 + j) * n_stride, to);
+    }
+}
 
 /// weight_bytes: one group's packed weights; copy_bytes: one group's padded copy; items: work
 /// items per group; blocks: channel blocks per group.

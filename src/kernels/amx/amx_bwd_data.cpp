@@ -56,8 +56,7 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
 
 void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
-    // Weights in VNNI pairs blocked by 32 input channels, [g][ic block][tap][ocp / 2][32][2]: a
-    // B tile's rows 128 bytes apart (see amx_fwd.cpp).
+    // Weights in 32-column blocks of VNNI pairs (amx_blocking.hpp), K over the output channels.
     const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.ocp / 2 * ldb;
     const int64_t nblk = div_up(p.icg, ukernel_max_n);
     const int64_t row = pl.op[2] * pl.ocp, plane = pl.op[1] * row, image = pl.op[0] * plane;
@@ -89,22 +88,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
-        for (int64_t gt = t0; gt < t1; ++gt) {
-            const int64_t g = gt / ksp, t = gt % ksp;
-            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
-            const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
-            for (int64_t blk = 0; blk < nblk; ++blk) {
-                uint16_t *B = wpack.data() + ((g * nblk + blk) * ksp + t) * tap_b;
-                std::fill(B, B + tap_b, uint16_t(0));
-                const int64_t ic0 = blk * ukernel_max_n,
-                              n = std::min<int64_t>(ukernel_max_n, p.icg - ic0);
-                for (int64_t oc = 0; oc < p.ocg; ++oc)
-                    for (int64_t j = 0; j < n; ++j)
-                        B[(oc / 2) * ldb + 2 * j + (oc & 1)] = narrow_element(
-                            p.dt, args.wei, wt + (ic0 + j) * p.wei.ic + (g * p.ocg + oc) * p.wei.oc,
-                            pl.dot);
-            }
-        }
+        for (int64_t gt = t0; gt < t1; ++gt)
+            pack_tap_weights(p, args.wei, pl.dot, true, gt / ksp, gt % ksp, pl.ocp, wpack.data());
     });
 
     // 2. Per (group, image, src row, w phase, run): all ic blocks, one brgemm over the taps

@@ -52,10 +52,7 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
 
 void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
-    // Weights in VNNI pairs blocked by 32 output channels, [g][oc block][tap][icp / 2][32][2]:
-    // a B tile's rows 128 bytes apart (with rows 2 * ocg apart, 2 KB for 512 channels, every
-    // tile load missed: 16 rows in two L1 sets), and a block's taps follow each other for the
-    // folded K runs.
+    // Weights in 32-column blocks of VNNI pairs (amx_blocking.hpp).
     const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.icp / 2 * ldb;
     const int64_t nblk = div_up(p.ocg, ukernel_max_n);
     const int64_t row = pl.ip[2] * pl.icp, plane = pl.ip[1] * row, image = pl.ip[0] * plane;
@@ -87,22 +84,8 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
-        for (int64_t gt = t0; gt < t1; ++gt) {
-            const int64_t g = gt / ksp, t = gt % ksp;
-            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
-            const int64_t wt = kd * p.wei.sp[0] + kh * p.wei.sp[1] + kw * p.wei.sp[2];
-            for (int64_t blk = 0; blk < nblk; ++blk) {
-                uint16_t *B = wpack.data() + ((g * nblk + blk) * ksp + t) * tap_b;
-                std::fill(B, B + tap_b, uint16_t(0));
-                const int64_t oc0 = blk * ukernel_max_n,
-                              n = std::min<int64_t>(ukernel_max_n, p.ocg - oc0);
-                for (int64_t ic = 0; ic < p.icg; ++ic)
-                    for (int64_t j = 0; j < n; ++j)
-                        B[(ic / 2) * ldb + 2 * j + (ic & 1)] = narrow_element(
-                            p.dt, args.wei, wt + ic * p.wei.ic + (g * p.ocg + oc0 + j) * p.wei.oc,
-                            pl.dot);
-            }
-        }
+        for (int64_t gt = t0; gt < t1; ++gt)
+            pack_tap_weights(p, args.wei, pl.dot, false, gt / ksp, gt % ksp, pl.icp, wpack.data());
     });
 
     // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps.
