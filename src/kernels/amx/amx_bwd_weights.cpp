@@ -45,7 +45,42 @@ struct pixel_walk {
         }
         ++img;
     }
+    /// The pixel's offset in diff_dst (channel 0 of group g).
+    int64_t dst_offset(int64_t g) const {
+        int64_t d = img * p.dst.n + g * p.ocg * p.dst.c;
+        for (int x = 0; x < 3; ++x) d += o[x] * p.dst.sp[x];
+        return d;
+    }
+    /// Its source pixel through tap (kd, kh, kw): the offset in src (channel 0 of group g), and
+    /// whether it is inside the image.
+    bool src_offset(const int64_t tap[3], int64_t g, int64_t &off) const {
+        off = img * p.src.n + g * p.icg * p.src.c;
+        bool in = true;
+        for (int x = 0; x < 3; ++x) {
+            const int64_t i = o[x] * p.s[x] + tap[x] * p.dl[x] - p.pb[x];
+            in = in && i >= 0 && i < p.i[x];
+            off += i * p.src.sp[x];
+        }
+        return in;
+    }
 };
+
+// Column pair (k, k + 1) of a transposed panel: row c gets (v0[c], v1[c]) as one 32-bit word,
+// c < n (k and ld even: the pair is aligned).
+void put_column_pair(const uint16_t *v0, const uint16_t *v1, int64_t n, uint16_t *col, int64_t ld) {
+    for (int64_t c = 0; c < n; ++c) {
+        const uint32_t pair = uint32_t(v0[c]) | uint32_t(v1[c]) << 16;
+        std::memcpy(col + c * ld, &pair, 4);
+    }
+}
+
+// A VNNI pair row of two pixels: dst[2c] = lo[c], dst[2c + 1] = hi[c], c < n.
+void interleave(const uint16_t *lo, const uint16_t *hi, int64_t n, uint16_t *dst) {
+    for (int64_t c = 0; c < n; ++c) {
+        dst[2 * c] = lo[c];
+        dst[2 * c + 1] = hi[c];
+    }
+}
 
 // No element is inf or NaN (exponent all ones in the 16-bit type): the condition under which
 // padded pixels may join a tap's sum as zeros, since 0 * x is 0 only for finite x.
@@ -206,29 +241,18 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                     {
                         pixel_walk w(p, q0);
                         for (int64_t k = 0; k < K; k += 2) {
-                            int64_t d = w.img * p.dst.n + g * p.ocg * p.dst.c;
-                            for (int x = 0; x < 3; ++x) d += w.o[x] * p.dst.sp[x];
-                            const uint16_t *v0 = io.view_in(p.dt, args.dst, d, p.dst.c, p.ocg,
-                                                            pl.dot, r0, tmp.data());
-                            const uint16_t *v1 = r1;
+                            const uint16_t *v0 = io.view_in(p.dt, args.dst, w.dst_offset(g),
+                                                            p.dst.c, p.ocg, pl.dot, r0, tmp.data());
+                            const uint16_t *v1 = zeros;  // the pad pixel of an odd count
                             w.next();
                             if (k + 1 < K) {
-                                d = w.img * p.dst.n + g * p.ocg * p.dst.c;
-                                for (int x = 0; x < 3; ++x) d += w.o[x] * p.dst.sp[x];
-                                v1 = io.view_in(p.dt, args.dst, d, p.dst.c, p.ocg, pl.dot, r1,
-                                                tmp.data());
+                                v1 = io.view_in(p.dt, args.dst, w.dst_offset(g), p.dst.c, p.ocg,
+                                                pl.dot, r1, tmp.data());
                                 w.next();
-                            } else {
-                                std::fill(r1, r1 + p.ocg, uint16_t(0));
                             }
                             finite = finite && all_finite(v0, p.ocg, pl.dot) &&
                                      all_finite(v1, p.ocg, pl.dot);
-                            // (k and lda even: the pair is one aligned 32-bit word)
-                            uint16_t *col = a_full.data() + k;
-                            for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                                const uint32_t pair = uint32_t(v0[oc]) | uint32_t(v1[oc]) << 16;
-                                std::memcpy(col + oc * pl.lda, &pair, 4);
-                            }
+                            put_column_pair(v0, v1, p.ocg, a_full.data() + k, pl.lda);
                         }
                     }
                     for (int64_t t = 0; t < ksp; ++t) {
@@ -238,15 +262,8 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                         int64_t nin = 0;
                         pixel_walk w(p, q0);
                         for (int64_t k = 0; k < K; ++k, w.next()) {
-                            int64_t sx = w.img * p.src.n + g * p.icg * p.src.c;
-                            bool in = true;
-                            for (int x = 0; x < 3; ++x) {
-                                const int64_t i = w.o[x] * p.s[x] + tap[x] * p.dl[x] - p.pb[x];
-                                in = in && i >= 0 && i < p.i[x];
-                                sx += i * p.src.sp[x];
-                            }
+                            const bool in = w.src_offset(tap, g, soff[k]);
                             inside[size_t(k)] = in;
-                            soff[k] = sx;
                             if (in) keep[nin++] = k;
                         }
                         if (nin == 0) continue;
@@ -266,11 +283,7 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                             if (has1 && inside[size_t(k1)])
                                 v1 = io.view_in(p.dt, args.src, soff[k1], p.src.c, p.icg, pl.dot,
                                                 r1, tmp.data());
-                            uint16_t *pair = b_tap.data() + (j / 2) * pl.ldb;
-                            for (int64_t ic = 0; ic < p.icg; ++ic) {
-                                pair[2 * ic] = v0[ic];
-                                pair[2 * ic + 1] = v1[ic];
-                            }
+                            interleave(v0, v1, p.icg, b_tap.data() + (j / 2) * pl.ldb);
                         }
                         const uint16_t *A = a_full.data();
                         if (!all) {
@@ -342,19 +355,10 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
                     const int64_t q0 = c * pl.chunk, K = std::min(q0 + pl.chunk, pl.npix) - q0;
                     int64_t nin = 0;
                     pixel_walk w(p, q0);
+                    const int64_t tap0[3] = {0, 0, 0};
                     for (int64_t k = 0; k < K; ++k, w.next()) {
-                        int64_t sx = w.img * p.src.n + g * p.icg * p.src.c;
-                        int64_t dx = w.img * p.dst.n + g * p.ocg * p.dst.c;
-                        bool in = true;
-                        for (int x = 0; x < 3; ++x) {
-                            const int64_t i = w.o[x] * p.s[x] - p.pb[x];
-                            in = in && i >= 0 && i < p.i[x];
-                            sx += i * p.src.sp[x];
-                            dx += w.o[x] * p.dst.sp[x];
-                        }
-                        if (!in) continue;
-                        soff[nin] = sx;
-                        doff[nin++] = dx;
+                        if (!w.src_offset(tap0, g, soff[nin])) continue;
+                        doff[nin++] = w.dst_offset(g);
                     }
                     if (nin == 0) continue;
                     for (int64_t j = 0; j < nin; j += 2) {
@@ -365,11 +369,7 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
                         const uint16_t *v1 = has1 ? io.view_in(p.dt, args.src, soff[j + 1], p.src.c,
                                                                p.icg, pl.dot, r1, tmp.data())
                                                   : zeros;
-                        uint16_t *col = a_panel.data() + j;
-                        for (int64_t ic = 0; ic < p.icg; ++ic) {
-                            const uint32_t pair = uint32_t(v0[ic]) | uint32_t(v1[ic]) << 16;
-                            std::memcpy(col + ic * pl.lda, &pair, 4);
-                        }
+                        put_column_pair(v0, v1, p.icg, a_panel.data() + j, pl.lda);
                         // diff_dst pairs, [oc block][pair][32][2]
                         const uint16_t *w0 = io.view_in(p.dt, args.dst, doff[j], p.dst.c, p.ocg,
                                                         pl.dot, r0, tmp.data());
@@ -377,14 +377,10 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
                                                                p.ocg, pl.dot, r1, tmp.data())
                                                   : zeros;
                         for (int64_t ob = 0; ob < nocb; ++ob) {
-                            uint16_t *pair =
-                                b_blocks.data() + ob * bblk + (j / 2) * 2 * ukernel_max_n;
                             const int64_t n0 = ob * ukernel_max_n;
-                            const int64_t nc = std::min<int64_t>(ukernel_max_n, p.ocg - n0);
-                            for (int64_t o = 0; o < nc; ++o) {
-                                pair[2 * o] = w0[n0 + o];
-                                pair[2 * o + 1] = w1[n0 + o];
-                            }
+                            interleave(w0 + n0, w1 + n0,
+                                       std::min<int64_t>(ukernel_max_n, p.ocg - n0),
+                                       b_blocks.data() + ob * bblk + (j / 2) * 2 * ukernel_max_n);
                         }
                     }
                     a.K = int(nin);
@@ -483,28 +479,21 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                     uint16_t *dst = out + icb * blk + pair * 2 * ukernel_max_n;
                     const int64_t c0 = icb * ukernel_max_n;
                     const int64_t nc = std::min<int64_t>(ukernel_max_n, p.icg - c0);
-                    for (int64_t c = 0; c < nc; ++c) {
-                        dst[2 * c] = lo[c0 + c];
-                        dst[2 * c + 1] = hi[c0 + c];
-                    }
-                    for (int64_t c = 2 * nc; c < 2 * ukernel_max_n; ++c) dst[c] = 0;
+                    interleave(lo + c0, hi + c0, nc, dst);
+                    std::fill(dst + 2 * nc, dst + 2 * ukernel_max_n, uint16_t(0));
                 }
             }
         }
         int64_t q0, q1;
         balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
-        for (int64_t q = q0; q < q1 && ok; ++q) {
-            int64_t r = q, d = 0;
-            for (int x = 2; x >= 0; --x) {
-                d += (r % p.o[x]) * p.dst.sp[x];
-                r /= p.o[x];
-            }
-            d += r * p.dst.n;
-            for (int64_t g = 0; g < p.g && ok; ++g) {
-                const uint16_t *v = io.view_in(p.dt, args.dst, d + g * p.ocg * p.dst.c, p.dst.c,
-                                               p.ocg, pl.dot, row.data(), tmp.data());
-                ok = all_finite(v, p.ocg, pl.dot);
-            }
+        if (q0 < q1) {
+            pixel_walk w(p, q0);
+            for (int64_t q = q0; q < q1 && ok; ++q, w.next())
+                for (int64_t g = 0; g < p.g && ok; ++g) {
+                    const uint16_t *v = io.view_in(p.dt, args.dst, w.dst_offset(g), p.dst.c, p.ocg,
+                                                   pl.dot, row.data(), tmp.data());
+                    ok = all_finite(v, p.ocg, pl.dot);
+                }
         }
         if (!ok) finite = false;
     });
@@ -523,10 +512,10 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             scratch_buffer<uint16_t> a_rows(size_t(p.ocg * pl.rlda));
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * pl.rchunk));
             scratch_buffer<int64_t> line_of(size_t(pl.rchunk)), a_off(size_t(pl.rchunk));
-            scratch_buffer<uint16_t> row(size_t(2 * p.ocg));
+            scratch_buffer<uint16_t> row(size_t(3 * p.ocg));  // two pixels and zeros
             scratch_buffer<float> tmp(size_t(p.ocg));
             const uint16_t **A = ptrs.data(), **B = A + pl.rchunk;
-            uint16_t *zeros = row.data() + p.ocg;
+            uint16_t *zeros = row.data() + 2 * p.ocg;
             std::fill(zeros, zeros + p.ocg, uint16_t(0));
             ukernel_args a;
             a.K = int(pl.owp);
@@ -549,29 +538,16 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                                       n = q / (p.o[1] * p.o[0]);
                         const int64_t d0 =
                             n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg * p.dst.c;
-                        for (int64_t ow = 0; ow < pl.owp; ow += 2) {
-                            // (pixels past the row, up to owp, are zero columns)
-                            const uint16_t *v0 =
-                                ow < p.o[2]
-                                    ? io.view_in(p.dt, args.dst, d0 + ow * p.dst.sp[2], p.dst.c,
-                                                 p.ocg, pl.dot, row.data(), tmp.data())
-                                    : zeros;
-                            uint16_t *col = a_rows.data() + r * pl.owp + ow;
-                            if (ow + 1 < p.o[2]) {
-                                // (v0 may be row's buffer: copy its values out first)
-                                for (int64_t oc = 0; oc < p.ocg; ++oc) col[oc * pl.rlda] = v0[oc];
-                                const uint16_t *v1 =
-                                    io.view_in(p.dt, args.dst, d0 + (ow + 1) * p.dst.sp[2], p.dst.c,
-                                               p.ocg, pl.dot, row.data(), tmp.data());
-                                for (int64_t oc = 0; oc < p.ocg; ++oc)
-                                    col[oc * pl.rlda + 1] = v1[oc];
-                            } else {
-                                for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                                    const uint32_t pair = v0[oc];  // the pad pixel: zero
-                                    std::memcpy(col + oc * pl.rlda, &pair, 4);
-                                }
-                            }
-                        }
+                        // Pixel ow of the row, or zeros past it (up to owp).
+                        auto pixel = [&](int64_t ow, uint16_t *buf) -> const uint16_t * {
+                            if (ow >= p.o[2]) return zeros;
+                            return io.view_in(p.dt, args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg,
+                                              pl.dot, buf, tmp.data());
+                        };
+                        for (int64_t ow = 0; ow < pl.owp; ow += 2)
+                            put_column_pair(pixel(ow, row.data()),
+                                            pixel(ow + 1, row.data() + p.ocg), p.ocg,
+                                            a_rows.data() + r * pl.owp + ow, pl.rlda);
                     }
                     for (int64_t t = 0; t < ksp; ++t) {
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
