@@ -65,6 +65,28 @@ struct pixel_walk {
     }
 };
 
+// The staging of every packer here: two pixels' channels in the tiles' type (slots 0 and 1),
+// a pixel of zeros (outside the image, or the pad of an odd count) and the f32 room of their
+// conversion.
+struct pixel_slots {
+    const conv_problem &p;
+    amx_dot to;
+    row_io io = row_io::here();
+    int64_t n;  // channels per slot: the larger of icg and ocg
+    scratch_buffer<uint16_t> bits;
+    scratch_buffer<float> tmp;
+    pixel_slots(const conv_problem &pr, amx_dot dot)
+        : p(pr), to(dot), n(std::max(pr.icg, pr.ocg)), bits(size_t(3 * n)), tmp(size_t(n)) {
+        std::fill(bits.data() + 2 * n, bits.data() + 3 * n, uint16_t(0));
+    }
+    const uint16_t *zeros() const { return bits.data() + 2 * n; }
+    /// c channels of tensor t at `off` (channel stride cs), read in place or converted into
+    /// `slot`.
+    const uint16_t *view(const void *t, int64_t off, int64_t cs, int64_t c, int slot) {
+        return io.view_in(p.dt, t, off, cs, c, to, bits.data() + slot * n, tmp.data());
+    }
+};
+
 // Column pair (k, k + 1) of a transposed panel: row c gets (v0[c], v1[c]) as one 32-bit word,
 // c < n (k and ld even: the pair is aligned).
 void put_column_pair(const uint16_t *v0, const uint16_t *v1, int64_t n, uint16_t *col, int64_t ld) {
@@ -190,7 +212,8 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
 double bwd_weights_plan::rows_scratch_bytes() const {
     const double lines = double(p.g) * p.mb * p.i[0] * p.i[1] * nicb * 2 * np * 64 * 2;
     const double partials = 4.0 * rslices * p.g * p.ksp() * p.icg * p.ocg;
-    return lines + partials + nthr * (2.0 * p.ocg * rlda + 16.0 * rchunk);
+    return lines + partials +
+           nthr * (2.0 * p.ocg * rlda + 16.0 * rchunk + (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg));
 }
 
 namespace {
@@ -200,7 +223,6 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t items = pl.slices * p.g;
-    const row_io io = row_io::here();
 
     parallel(
         pl.nthr,
@@ -214,12 +236,8 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
             scratch_buffer<uint16_t> b_tap(size_t(pl.lda / 2 * pl.ldb));
             scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
             scratch_buffer<uint8_t> inside(size_t(pl.chunk));
-            scratch_buffer<float> tmp(size_t(std::max(p.icg, p.ocg)));
-            scratch_buffer<uint16_t> rows(size_t(3 * std::max(p.icg, p.ocg)));
+            pixel_slots px(p, pl.dot);
             int64_t *soff = offs.data(), *keep = soff + pl.chunk;
-            uint16_t *r0 = rows.data(), *r1 = r0 + std::max(p.icg, p.ocg);
-            uint16_t *zeros = r1 + std::max(p.icg, p.ocg);  // an outside pixel's channels
-            std::fill(zeros, zeros + std::max(p.icg, p.ocg), uint16_t(0));
             const uint16_t *Ap = nullptr, *Bp = nullptr;
             ukernel_args a;
             a.lda = pl.lda;
@@ -241,13 +259,12 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                     {
                         pixel_walk w(p, q0);
                         for (int64_t k = 0; k < K; k += 2) {
-                            const uint16_t *v0 = io.view_in(p.dt, args.dst, w.dst_offset(g),
-                                                            p.dst.c, p.ocg, pl.dot, r0, tmp.data());
-                            const uint16_t *v1 = zeros;  // the pad pixel of an odd count
+                            const uint16_t *v0 =
+                                px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
+                            const uint16_t *v1 = px.zeros();  // the pad pixel of an odd count
                             w.next();
                             if (k + 1 < K) {
-                                v1 = io.view_in(p.dt, args.dst, w.dst_offset(g), p.dst.c, p.ocg,
-                                                pl.dot, r1, tmp.data());
+                                v1 = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 1);
                                 w.next();
                             }
                             finite = finite && all_finite(v0, p.ocg, pl.dot) &&
@@ -276,13 +293,11 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                             const int64_t k0 = all ? j : keep[j];
                             const bool has1 = j + 1 < Kt;
                             const int64_t k1 = has1 ? (all ? j + 1 : keep[j + 1]) : 0;
-                            const uint16_t *v0 = zeros, *v1 = zeros;
+                            const uint16_t *v0 = px.zeros(), *v1 = px.zeros();
                             if (inside[size_t(k0)])
-                                v0 = io.view_in(p.dt, args.src, soff[k0], p.src.c, p.icg, pl.dot,
-                                                r0, tmp.data());
+                                v0 = px.view(args.src, soff[k0], p.src.c, p.icg, 0);
                             if (has1 && inside[size_t(k1)])
-                                v1 = io.view_in(p.dt, args.src, soff[k1], p.src.c, p.icg, pl.dot,
-                                                r1, tmp.data());
+                                v1 = px.view(args.src, soff[k1], p.src.c, p.icg, 1);
                             interleave(v0, v1, p.icg, b_tap.data() + (j / 2) * pl.ldb);
                         }
                         const uint16_t *A = a_full.data();
@@ -322,21 +337,16 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
     const conv_problem &p = pl.p;
     const int64_t wgroup = p.icg * p.ocg, items = pl.slices * p.g;
     const int64_t nocb = div_up(p.ocg, ukernel_max_n), bblk = pl.lda / 2 * 2 * ukernel_max_n;
-    const row_io io = row_io::here();
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
             int64_t i0, i1;
             balance211(items, nthr, ithr, i0, i1);
             if (i0 >= i1) return;
-            const int64_t cmax = std::max(p.icg, p.ocg);
             scratch_buffer<uint16_t> a_panel(size_t(p.icg * pl.lda)), b_blocks(size_t(nocb * bblk));
             scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
-            scratch_buffer<uint16_t> rows{size_t(3 * cmax)};
-            scratch_buffer<float> tmp{size_t(cmax)};
+            pixel_slots px(p, pl.dot);
             int64_t *soff = offs.data(), *doff = soff + pl.chunk;
-            uint16_t *r0 = rows.data(), *r1 = r0 + cmax, *zeros = r1 + cmax;
-            std::fill(zeros, zeros + cmax, uint16_t(0));
             const uint16_t *Ap = nullptr, *Bp = nullptr;
             ukernel_args a;
             a.lda = pl.lda;
@@ -364,18 +374,14 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
                     for (int64_t j = 0; j < nin; j += 2) {
                         const bool has1 = j + 1 < nin;
                         // src^T, a pixel pair per 32 bits (the pad pixel of an odd count zero)
-                        const uint16_t *v0 = io.view_in(p.dt, args.src, soff[j], p.src.c, p.icg,
-                                                        pl.dot, r0, tmp.data());
-                        const uint16_t *v1 = has1 ? io.view_in(p.dt, args.src, soff[j + 1], p.src.c,
-                                                               p.icg, pl.dot, r1, tmp.data())
-                                                  : zeros;
+                        const uint16_t *v0 = px.view(args.src, soff[j], p.src.c, p.icg, 0);
+                        const uint16_t *v1 =
+                            has1 ? px.view(args.src, soff[j + 1], p.src.c, p.icg, 1) : px.zeros();
                         put_column_pair(v0, v1, p.icg, a_panel.data() + j, pl.lda);
                         // diff_dst pairs, [oc block][pair][32][2]
-                        const uint16_t *w0 = io.view_in(p.dt, args.dst, doff[j], p.dst.c, p.ocg,
-                                                        pl.dot, r0, tmp.data());
-                        const uint16_t *w1 = has1 ? io.view_in(p.dt, args.dst, doff[j + 1], p.dst.c,
-                                                               p.ocg, pl.dot, r1, tmp.data())
-                                                  : zeros;
+                        const uint16_t *w0 = px.view(args.dst, doff[j], p.dst.c, p.ocg, 0);
+                        const uint16_t *w1 =
+                            has1 ? px.view(args.dst, doff[j + 1], p.dst.c, p.ocg, 1) : px.zeros();
                         for (int64_t ob = 0; ob < nocb; ++ob) {
                             const int64_t n0 = ob * ukernel_max_n;
                             interleave(w0 + n0, w1 + n0,
@@ -434,8 +440,6 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t blk = 2 * pl.np * 2 * ukernel_max_n;  // a 32-channel block of a line
     const int64_t line = pl.nicb * blk, nlines = p.g * p.mb * p.i[0] * p.i[1];
-    const int64_t icmax = std::max(p.icg, p.ocg);
-    const row_io io = row_io::here();
     scratch_buffer<uint16_t> lines(size_t(nlines * line));
     std::atomic<bool> finite{true};
 
@@ -443,10 +447,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     // (src w = x - pb, zero outside) at pair x / 2 of the even alignment and (x - 1) / 2 of the
     // odd one. And the finiteness of src and diff_dst.
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        scratch_buffer<uint16_t> row{size_t(3 * icmax)};  // two elements and zeros
-        scratch_buffer<float> tmp{size_t(icmax)};
-        uint16_t *zeros = row.data() + 2 * icmax;
-        std::fill(zeros, zeros + icmax, uint16_t(0));
+        pixel_slots px(p, pl.dot);
         bool ok = true;
         int64_t l0, l1;
         balance211(nlines, nthr, ithr, l0, l1);
@@ -458,13 +459,12 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] + g * p.icg * p.src.c;
             // Element x's channels (zeros outside the row), converted at most once: x is
             // visited in order and each pair needs x and x + 1.
-            const uint16_t *v[2] = {zeros, zeros};
+            const uint16_t *v[2] = {px.zeros(), px.zeros()};
             auto element = [&](int64_t x, int slot) -> const uint16_t * {
                 const int64_t iw = x - p.pb[2];
-                if (iw < 0 || iw >= p.i[2]) return zeros;
+                if (iw < 0 || iw >= p.i[2]) return px.zeros();
                 const uint16_t *e =
-                    io.view_in(p.dt, args.src, base0 + iw * p.src.sp[2], p.src.c, p.icg, pl.dot,
-                               row.data() + slot * icmax, tmp.data());
+                    px.view(args.src, base0 + iw * p.src.sp[2], p.src.c, p.icg, slot);
                 ok = ok && all_finite(e, p.icg, pl.dot);
                 return e;
             };
@@ -490,8 +490,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             pixel_walk w(p, q0);
             for (int64_t q = q0; q < q1 && ok; ++q, w.next())
                 for (int64_t g = 0; g < p.g && ok; ++g) {
-                    const uint16_t *v = io.view_in(p.dt, args.dst, w.dst_offset(g), p.dst.c, p.ocg,
-                                                   pl.dot, row.data(), tmp.data());
+                    const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
                     ok = all_finite(v, p.ocg, pl.dot);
                 }
         }
@@ -512,11 +511,8 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             scratch_buffer<uint16_t> a_rows(size_t(p.ocg * pl.rlda));
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * pl.rchunk));
             scratch_buffer<int64_t> line_of(size_t(pl.rchunk)), a_off(size_t(pl.rchunk));
-            scratch_buffer<uint16_t> row(size_t(3 * p.ocg));  // two pixels and zeros
-            scratch_buffer<float> tmp(size_t(p.ocg));
+            pixel_slots px(p, pl.dot);
             const uint16_t **A = ptrs.data(), **B = A + pl.rchunk;
-            uint16_t *zeros = row.data() + 2 * p.ocg;
-            std::fill(zeros, zeros + p.ocg, uint16_t(0));
             ukernel_args a;
             a.K = int(pl.owp);
             a.lda = pl.rlda;
@@ -539,14 +535,12 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                         const int64_t d0 =
                             n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg * p.dst.c;
                         // Pixel ow of the row, or zeros past it (up to owp).
-                        auto pixel = [&](int64_t ow, uint16_t *buf) -> const uint16_t * {
-                            if (ow >= p.o[2]) return zeros;
-                            return io.view_in(p.dt, args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg,
-                                              pl.dot, buf, tmp.data());
+                        auto pixel = [&](int64_t ow, int slot) -> const uint16_t * {
+                            if (ow >= p.o[2]) return px.zeros();
+                            return px.view(args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg, slot);
                         };
                         for (int64_t ow = 0; ow < pl.owp; ow += 2)
-                            put_column_pair(pixel(ow, row.data()),
-                                            pixel(ow + 1, row.data() + p.ocg), p.ocg,
+                            put_column_pair(pixel(ow, 0), pixel(ow + 1, 1), p.ocg,
                                             a_rows.data() + r * pl.owp + ow, pl.rlda);
                     }
                     for (int64_t t = 0; t < ksp; ++t) {
