@@ -52,7 +52,8 @@ uk_problem<E, P> make_problem(std::mt19937_64 &rng, int M, int NV, int W, int ta
     q.M = M, q.NV = NV, q.W = W, q.tail = tail;
     q.N = dim_t(NV - 1) * W + tail;
     q.nbatch = int(rng() % 3) + 1;
-    q.K = dim_t(rng() % 5) * P + P * (rng() % 4 == 0 ? 0 : 1);  // K = 0 included
+    // K = 0 included; up to 10 groups: the unrolled k loops (4 at a time) with every remainder.
+    q.K = dim_t(rng() % 10) * P + P * (rng() % 4 == 0 ? 0 : 1);
     q.a_off = dim_t(rng() % 3) * P;
     q.aks = P * dim_t(1 + rng() % 3);
     q.b_off = dim_t(rng() % 2) * P;
