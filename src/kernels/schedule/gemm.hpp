@@ -32,14 +32,16 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
 
     const dim_t NR = dim_t(pl.nv) * W, mr = pl.mr;
     const dim_t mc_pad = div_up(pl.mc, mr) * mr, nc_pad = div_up(pl.nc, NR) * NR;
-    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad;
+    // Per thread: A's rows, B's panels, C's block and one row of B (gemm_pack_b_block).
+    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad + nc_pad;
     scratch work(per_thr * pl.nthr);
     const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
     // With a K split every part keeps its block: [part][g][M][N], reduced below.
     const dim_t gmn = p.g * pl.M * pl.N;
     scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad;
+        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad,
+              *Brow = Cb + mc_pad * nc_pad;
         const float *rows[max_rows];
         float *crows[max_rows];
         const float *panel = nullptr;
@@ -57,9 +59,13 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
             if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
             for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
                 const dim_t kcnt = imin(pl.kc, k_e - k0);
-                for (dim_t np = 0; np < ncnt; np += NR)
-                    gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np, imin(NR, ncnt - np),
-                                NR, Bp + np * kcnt);
+                if (gemm_b_by_rows(pl, n0, ncnt, NR))
+                    gemm_pack_b_block(pl, bbase, g * pl.b.gstride, k0, kcnt, n0, ncnt, NR, Brow,
+                                      Bp);
+                else
+                    for (dim_t np = 0; np < ncnt; np += NR)
+                        gemm_pack_b(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np,
+                                    imin(NR, ncnt - np), NR, Bp + np * kcnt);
                 for (dim_t mp = 0; mp < mcnt; mp += mr) {
                     const dim_t nrows = imin(mr, mcnt - mp);
                     gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap, rows);
