@@ -37,6 +37,10 @@ struct dw_plan {
     int planes = 1;
     bool copies = false;
     dim_t chunk = 1;
+    // Not native (NCX): fwd and bwd_data convert, compute and write back this many images at
+    // a time, so the f32 channels-last copies are read back from cache; bwd_weights, whose
+    // result sums over the whole batch, copies the batch at once (mb).
+    dim_t ncx_chunk = 1;
 };
 
 using dw_run_fn = void (*)(const dw_plan &, const conv_args &);

@@ -49,6 +49,9 @@ const dw_geometry geometries[] = {
     {"3-D f16 dilated", 18, 1, {5, 6, 9}, {2, 3, 3}, {1, 1, 2}, {0, 2, 1}, {1, 1, 2}, {1, 2, 2}, false, false, data_type::f16},
     {"NCX", 19, 2, {7, 8}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
     {"NCX bf16", 5, 1, {6, 13}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16},
+    // 3.5 MB of f32 copies per image: fwd and bwd_data convert one image at a time (L2 of up to
+    // 4 MB per core, 2 threads), so chunk boundaries are crossed (NcxCopiesAChunkOfImages).
+    {"NCX, copies in chunks of images", 48, 3, {96, 96}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
     {"padded strides bf16, tail", 33, 1, {7, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, true, data_type::bf16},
     {"padded strides f16, tail", 17, 2, {6, 21}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}, false, true, data_type::f16},
     // Over a million multiply-adds: the work is split over the threads (1, 2, 3 by position).
@@ -196,6 +199,33 @@ TEST(Depthwise, PlanesAreCopiedInChunks) {
                                  : "planes=4 via dst copies of 2 images"),
                       std::string::npos)
                 << row->name << ": " << d;
+        }
+    }
+}
+
+// The NCX geometry of 3.5 MB per image is converted fewer images at a time than its batch by
+// fwd and bwd_data (EdgeCasesEqualTheReference checks the result), and at once by bwd_weights,
+// whose sums run over the batch.
+TEST(Depthwise, NcxCopiesAChunkOfImages) {
+    const dw_geometry *c = nullptr;
+    for (const dw_geometry &g : geometries)
+        if (std::string(g.what) == "NCX, copies in chunks of images") c = &g;
+    ASSERT_NE(c, nullptr);
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                         op_kind::ConvolutionBackwardWeights}) {
+        const op o = make_op(*c, kind, false);
+        const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+        for (const detail::impl_desc *row : dw_rows()) {
+            if (!testing::how_to_run(*row).create) continue;
+            const std::string d = row->create(p)->describe();
+            const std::string key = "channels-last copies of ";
+            const size_t at = d.find(key);
+            ASSERT_NE(at, std::string::npos) << row->name << ": " << d;
+            const long images = std::stol(d.substr(at + key.size()));
+            if (kind == op_kind::ConvolutionBackwardWeights)
+                EXPECT_EQ(images, c->mb) << row->name << ": " << d;
+            else
+                EXPECT_LT(images, c->mb) << row->name << ": " << d;
         }
     }
 }

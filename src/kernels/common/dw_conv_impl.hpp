@@ -371,17 +371,23 @@ static void dw_run(const dw_plan &pl, const conv_args &args) {
                 return;
         }
     }
-    // Channels not contiguous (NCX): dense channels-last f32 copies, the output written back.
+    // Channels not contiguous (NCX): dense channels-last f32 copies of a chunk of images at a
+    // time (dw_plan::ncx_chunk), the output written back after each. Each image's result is
+    // the same whatever the chunking (the lines of one image never read another's).
     const bool f32 = p.dt == data_type::f32;
-    const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g * p.icg, p.i,
-                              !src_out);
-    const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g * p.ocg, p.o,
-                              !dst_out);
-    const fview &s = src_op.v, &d = dst_op.v;
-    dw_run_typed<UR, dw_f32>(pl, args, {s.p, s.n, s.d, s.h, s.w}, {d.p, d.n, d.d, d.h, d.w},
-                             args.out);
-    if (src_out) src_op.store(pl.nthr);
-    if (dst_out) dst_op.store(pl.nthr);
+    for (dim_t n0 = 0; n0 < imax(p.mb, 1); n0 += pl.ncx_chunk) {
+        dw_plan cp = pl;
+        cp.p.mb = imin(pl.ncx_chunk, p.mb - n0);
+        const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g * p.icg,
+                                  p.i, !src_out, n0, cp.p.mb);
+        const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g * p.ocg,
+                                  p.o, !dst_out, n0, cp.p.mb);
+        const fview &s = src_op.v, &d = dst_op.v;
+        dw_run_typed<UR, dw_f32>(cp, args, {s.p, s.n, s.d, s.h, s.w}, {d.p, d.n, d.d, d.h, d.w},
+                                 args.out);
+        if (src_out) src_op.store(pl.nthr);
+        if (dst_out) dst_op.store(pl.nthr);
+    }
 }
 
 void run_depthwise(const dw_plan &pl, const conv_args &args) {
