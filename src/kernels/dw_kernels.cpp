@@ -86,10 +86,10 @@ std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, d
     const double fit = image > 0 ? std::floor(double(1 << 20) / image) : mb;
     pl.chunk = pl.copies ? dim_t(std::max(1.0, std::min(mb, fit))) : dim_t(mb);
     // NCX copies of one chunk (both data tensors, f32) within half the threads' L2, in chunks
-    // of equal size. Whole-batch copies made MobileNetV2's depthwise 3x3 four times slower in
-    // NCX than in NXC: each copy went to memory and was read back.
+    // of equal size. Whole-batch copies made MobileNetV2's depthwise 3x3 three to four times
+    // slower in NCX than in NXC: each copy went to memory and was read back.
     pl.ncx_chunk = dim_t(mb);
-    if (!pl.native && p.dir != conv_direction::bwd_weights) {
+    if (!pl.native) {
         const double copies = (double(p.i[0]) * double(p.i[1]) * double(p.i[2]) * double(p.ic()) +
                                double(p.o[0]) * double(p.o[1]) * double(p.o[2]) * double(p.oc())) *
                               4.0;

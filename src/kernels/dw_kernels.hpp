@@ -37,9 +37,9 @@ struct dw_plan {
     int planes = 1;
     bool copies = false;
     dim_t chunk = 1;
-    // Not native (NCX): fwd and bwd_data convert, compute and write back this many images at
-    // a time, so the f32 channels-last copies are read back from cache; bwd_weights, whose
-    // result sums over the whole batch, copies the batch at once (mb).
+    // Not native (NCX): this many images at a time are converted to f32 channels-last copies
+    // and computed (fwd and bwd_data write their output back; bwd_weights adds to its sums), so
+    // the copies are read back from cache.
     dim_t ncx_chunk = 1;
 };
 

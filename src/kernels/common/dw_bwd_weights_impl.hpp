@@ -116,37 +116,26 @@ static void dw_bww_row(const conv_problem &p, const typename dw_elem<DT>::T *dro
     }
 }
 
+// Images [0, mb) of src and dst (image 0 of the views first) into the threads' partials,
+// a chunk of planes at a time.
 template <int DT>
-static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
-                           const dw_view<const typename dw_elem<DT>::T> &dst, dim_t cpad,
-                           void *user_w) {
+static void dw_bww_images(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
+                          const dw_view<const typename dw_elem<DT>::T> &dst, dim_t mb,
+                          const std::vector<dim_t> &lo, const std::vector<dim_t> &hi, dim_t cpad,
+                          float *partials, dim_t part,
+                          const dw_plane_room<typename dw_elem<DT>::T> &room) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    const dim_t ksp = p.ksp(), C = pl.lanes, part = pl.planes * ksp * cpad;
-    const dim_t nvec = cpad / W;
+    const dim_t ksp = p.ksp(), nvec = cpad / W, C = pl.lanes;
     const int n = int(C - (nvec - 1) * W);
     const mask_t mk = vt::mask(n);
     const bool tail = n < W;
-    // The outputs ow each kw reads inside the row, [lo, hi): once, not per row (divisions).
-    std::vector<dim_t> lo(size_t(p.k[2])), hi(size_t(p.k[2]));
-    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-        tap_w_range(p, kw, lo[size_t(kw)], hi[size_t(kw)]);
-        hi[size_t(kw)] = imax(lo[size_t(kw)], hi[size_t(kw)]);
-    }
-    scratch partials(pl.nthr * part);
-    const dw_plane_room<T> room(pl, p.i);
-    parallel(pl.nthr, [&](int ithr, int) {
-        float *P = partials.p + ithr * part;
-        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
-    });
-    // dst is read in place (its lanes are the weights' oc = g*ocg + j); src a chunk of planes
-    // at a time (plane i at lane g*ocg + j: src channel g*icg + i).
-    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.chunk) {
-        const dim_t nb = imin(pl.chunk, p.mb - n0);
+    for (dim_t n0 = 0; n0 < mb; n0 += pl.chunk) {
+        const dim_t nb = imin(pl.chunk, mb - n0);
         const dw_planes_view<T> in = dw_chunk_planes(pl, src, p.i, n0, nb, room);
         const dim_t rows = nb * p.o[0] * p.o[1];
         parallel(pl.nthr, [&](int ithr, int nt) {
-            float *P = partials.p + ithr * part;
+            float *P = partials + ithr * part;
             dim_t s, e;
             split(rows, nt, ithr, s, e);
             for (dim_t row = s; row < e; ++row) {
@@ -188,6 +177,37 @@ static void dw_bwd_weights(const dw_plan &pl, const dw_view<const typename dw_el
             }
         });
     }
+}
+
+// `views(n0, nb, body)` calls body(src, dst) with views of images [n0, n0 + nb) (image n0
+// first): the tensors themselves, or channels-last copies of that chunk (NCX, plan
+// ncx_chunk images at a time; `outer` is that chunk, the batch when nothing is copied).
+template <int DT, class Views>
+static void dw_bwd_weights(const dw_plan &pl, dim_t outer, const Views &views, dim_t cpad,
+                           void *user_w) {
+    using T = typename dw_elem<DT>::T;
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), C = pl.lanes, part = pl.planes * ksp * cpad;
+    // The outputs ow each kw reads inside the row, [lo, hi): once, not per row (divisions).
+    std::vector<dim_t> lo(size_t(p.k[2])), hi(size_t(p.k[2]));
+    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+        tap_w_range(p, kw, lo[size_t(kw)], hi[size_t(kw)]);
+        hi[size_t(kw)] = imax(lo[size_t(kw)], hi[size_t(kw)]);
+    }
+    scratch partials(pl.nthr * part);
+    const dw_plane_room<T> room(pl, p.i);
+    parallel(pl.nthr, [&](int ithr, int) {
+        float *P = partials.p + ithr * part;
+        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
+    });
+    // dst is read in place (its lanes are the weights' oc = g*ocg + j); src a chunk of planes
+    // at a time (plane i at lane g*ocg + j: src channel g*icg + i).
+    for (dim_t c0 = 0; c0 < p.mb; c0 += outer)
+        views(c0, imin(outer, p.mb - c0),
+              [&](const dw_view<const T> &src, const dw_view<const T> &dst) {
+                  dw_bww_images<DT>(pl, src, dst, imin(outer, p.mb - c0), lo, hi, cpad, partials.p,
+                                    part, room);
+              });
     // The partials in thread order, rounded once: lane c of plane i is w[oc = c][i].
     parallel(pl.nthr, [&](int ithr, int nt) {
         const weights_layout &l = p.wei;

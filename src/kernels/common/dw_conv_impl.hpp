@@ -331,7 +331,11 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
     const dw_view<const T> csrc{src.p, src.n, src.d, src.h, src.w},
         cdst{dst.p, dst.n, dst.d, dst.h, dst.w};
     if (p.dir == conv_direction::bwd_weights) {
-        dw_bwd_weights<DT>(pl, csrc, cdst, cpad, wei_out);
+        auto in_place = [&](dim_t n0, dim_t, const auto &body) {
+            body(dw_view<const T>{csrc.p + n0 * csrc.n, csrc.n, csrc.d, csrc.h, csrc.w},
+                 dw_view<const T>{cdst.p + n0 * cdst.n, cdst.n, cdst.d, cdst.h, cdst.w});
+        };
+        dw_bwd_weights<DT>(pl, imax(p.mb, 1), in_place, cpad, wei_out);
         return;
     }
     scratch w(pl.planes * p.ksp() * cpad);
@@ -343,6 +347,17 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
         dw_fwd_or_bwd_data<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
     else
         dw_fwd_or_bwd_data<UR, DT>(pl, cdst, src, w.p, cpad, bp);
+}
+
+// Images [n0, n0 + nb) of src (src_side) or dst as the NCX path computes them: a dense
+// channels-last f32 copy (filled from the user's tensor when `read`), or the tensor itself
+// when it is f32 with contiguous channels.
+static data_operand dw_chunk_operand(const dw_plan &pl, bool src_side, void *user, bool read,
+                                     dim_t n0, dim_t nb) {
+    const conv_problem &p = pl.p;
+    const data_layout &l = src_side ? p.src : p.dst;
+    return data_operand(p, pl.nthr, p.dt == data_type::f32 && l.c == 1, user, l,
+                        p.g * (src_side ? p.icg : p.ocg), src_side ? p.i : p.o, read, n0, nb);
 }
 
 template <int UR>
@@ -373,15 +388,25 @@ static void dw_run(const dw_plan &pl, const conv_args &args) {
     }
     // Channels not contiguous (NCX): dense channels-last f32 copies of a chunk of images at a
     // time (dw_plan::ncx_chunk), the output written back after each. Each image's result is
-    // the same whatever the chunking (the lines of one image never read another's).
-    const bool f32 = p.dt == data_type::f32;
+    // the same whatever the chunking (the lines of one image never read another's); the
+    // weight gradient sums every chunk into the same per-thread partials.
+    if (p.dir == conv_direction::bwd_weights) {
+        const dim_t C = pl.lanes, cpad = div_up(C, W) * W;
+        auto chunk = [&](dim_t n0, dim_t nb, const auto &body) {
+            const data_operand s_op = dw_chunk_operand(pl, true, src_user, true, n0, nb);
+            const data_operand d_op = dw_chunk_operand(pl, false, dst_user, true, n0, nb);
+            const fview &s = s_op.v, &d = d_op.v;
+            body(dw_view<const float>{s.p, s.n, s.d, s.h, s.w},
+                 dw_view<const float>{d.p, d.n, d.d, d.h, d.w});
+        };
+        dw_bwd_weights<dw_f32>(pl, pl.ncx_chunk, chunk, cpad, args.out);
+        return;
+    }
     for (dim_t n0 = 0; n0 < imax(p.mb, 1); n0 += pl.ncx_chunk) {
         dw_plan cp = pl;
         cp.p.mb = imin(pl.ncx_chunk, p.mb - n0);
-        const data_operand src_op(p, pl.nthr, f32 && p.src.c == 1, src_user, p.src, p.g * p.icg,
-                                  p.i, !src_out, n0, cp.p.mb);
-        const data_operand dst_op(p, pl.nthr, f32 && p.dst.c == 1, dst_user, p.dst, p.g * p.ocg,
-                                  p.o, !dst_out, n0, cp.p.mb);
+        const data_operand src_op = dw_chunk_operand(pl, true, src_user, !src_out, n0, cp.p.mb);
+        const data_operand dst_op = dw_chunk_operand(pl, false, dst_user, !dst_out, n0, cp.p.mb);
         const fview &s = src_op.v, &d = dst_op.v;
         dw_run_typed<UR, dw_f32>(cp, args, {s.p, s.n, s.d, s.h, s.w}, {d.p, d.n, d.d, d.h, d.w},
                                  args.out);
