@@ -36,6 +36,11 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
     const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad + nc_pad;
     scratch work(per_thr * pl.nthr);
     const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
+    // f32 C without a bias or a K split: a unit whose columns are one contiguous run (NCX
+    // pixels, or NXC channels) is accumulated in the user's tensor itself, not in the f32 block
+    // then copied: the copy wrote each output twice, and a 1x1 layer's forward in NCX spent a
+    // quarter of its time in it.
+    const bool c_in_place = p.dt == data_type::f32 && pl.ksplit == 1 && !biasp && !pl.prefill;
     // With a K split every part keeps its block: [part][g][M][N], reduced below.
     const dim_t gmn = p.g * pl.M * pl.N;
     scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
@@ -57,6 +62,10 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
             split(pl.K, int(pl.ksplit), int(part), k_s, k_e);
             // An empty K range (bwd_weights of an empty batch) sums to zero.
             if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
+            const bool direct_c = c_in_place && k_s < k_e && pl.c.col_run[n0] >= ncnt;
+            float *const cuser =
+                direct_c ? static_cast<float *>(args.out) + g * pl.c.gstride + pl.c.col[n0]
+                         : nullptr;
             for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
                 const dim_t kcnt = imin(pl.kc, k_e - k0);
                 if (gemm_b_by_rows(pl, n0, ncnt, NR))
@@ -82,11 +91,21 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
                     for (dim_t np = 0; np < ncnt; np += NR) {
                         panel = Bp + np * kcnt;
-                        for (dim_t r = 0; r < nrows; ++r) crows[r] = Cb + (mp + r) * nc_pad + np;
-                        call_f32_ukernel(int(nrows), int(div_up(imin(NR, ncnt - np), W)), a);
+                        const int nv = int(div_up(imin(NR, ncnt - np), W));
+                        if (direct_c) {  // the last vector masked to the unit's columns
+                            for (dim_t r = 0; r < nrows; ++r)
+                                crows[r] = cuser + pl.c.row[m0 + mp + r] + np;
+                            a.tail = int(imin(NR, ncnt - np) - (nv - 1) * W);
+                        } else {
+                            for (dim_t r = 0; r < nrows; ++r)
+                                crows[r] = Cb + (mp + r) * nc_pad + np;
+                            a.tail = W;
+                        }
+                        call_f32_ukernel(int(nrows), nv, a);
                     }
                 }
             }
+            if (direct_c) continue;
             if (pl.ksplit == 1) {
                 gemm_store(pl, args.out, g, m0, mcnt, n0, ncnt, Cb, nc_pad, biasp);
                 continue;
