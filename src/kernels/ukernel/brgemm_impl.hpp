@@ -40,6 +40,25 @@ __attribute__((always_inline)) inline void ukernel_store(const brgemm_args<E> &a
     }
 }
 
+// One f32 k step of the tile: NV vectors of B's row Bk (the last lane-masked) times element
+// `off` of each of the M rows, into acc. Shared by the contiguous-k loop and the general one.
+template <int M, int NV>
+__attribute__((always_inline)) inline void f32_k_step(typename vt::V (&acc)[M][NV],
+                                                      const float *const *rows, dim_t off,
+                                                      const float *Bk, typename vt::mask_t last) {
+    constexpr int W = vt::W;
+    typename vt::V bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(Bk + j * W);
+    bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+        const typename vt::V av = vt::bcast(rows[m] + off);
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
+    }
+}
+
 // The f32 k loop when A's k are contiguous (aks == 1: channels of the gather's pixels, the
 // GEMM's packed rows), unrolled by 4 k. Each k step costs one B-pointer step and 4 + M loads
 // next to M x NV FMAs; stepped one k at a time, the loop's own index, pointer and compare
@@ -50,7 +69,7 @@ template <int M, int NV>
 __attribute__((always_inline)) inline void brgemm_f32_contiguous_k(const brgemm_args<float> &a,
                                                                    typename vt::V (&acc)[M][NV],
                                                                    typename vt::mask_t last) {
-    constexpr int W = vt::W, U = 4;
+    constexpr int U = 4;
     const dim_t K = a.K;
     for (int b = 0; b < a.nbatch; ++b) {
         const float *Ar[M];
@@ -61,18 +80,8 @@ __attribute__((always_inline)) inline void brgemm_f32_contiguous_k(const brgemm_
         uint64_t bo = 0;
         dim_t k = 0;
         auto step = [&](dim_t kk) __attribute__((always_inline)) {
-            const float *Bk = B + dim_t(bo);
+            f32_k_step<M, NV>(acc, Ar, kk, B + dim_t(bo), last);
             bo += uint64_t(a.ldb);
-            typename vt::V bv[NV];
-#pragma GCC unroll 4
-            for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(Bk + j * W);
-            bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
-#pragma GCC unroll 16
-            for (int m = 0; m < M; ++m) {
-                const typename vt::V av = vt::bcast(Ar[m] + kk);
-#pragma GCC unroll 4
-                for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-            }
         };
         for (; k + U <= K; k += U) {
 #pragma GCC unroll 4
@@ -158,16 +167,7 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
             if constexpr (reload) asm volatile("" : "+r"(Art));
             const E *Bk = B + dim_t(bo);
             if constexpr (P == 1) {
-                typename vt::V bv[NV];
-#pragma GCC unroll 4
-                for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load(Bk + j * W);
-                bv[NV - 1] = vt::load_mask(Bk + (NV - 1) * W, last);
-#pragma GCC unroll 16
-                for (int m = 0; m < M; ++m) {
-                    const typename vt::V av = vt::bcast(Art[m] + dim_t(ao));
-#pragma GCC unroll 4
-                    for (int j = 0; j < NV; ++j) acc[m][j] = vt::fma(av, bv[j], acc[m][j]);
-                }
+                f32_k_step<M, NV>(acc, Art, dim_t(ao), Bk, last);
             } else {
 #ifdef CONVGRAD_UKERNEL_BF16
                 static_assert(P == 2, "bf16 is packed in pairs");
