@@ -88,15 +88,11 @@ std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, d
     // NCX copies of one chunk (both data tensors, f32) within half the threads' L2, in chunks
     // of equal size. Whole-batch copies made MobileNetV2's depthwise 3x3 three to four times
     // slower in NCX than in NXC: each copy went to memory and was read back.
-    pl.ncx_chunk = dim_t(mb);
-    if (!pl.native) {
-        const double copies = (double(p.i[0]) * double(p.i[1]) * double(p.i[2]) * double(p.ic()) +
-                               double(p.o[0]) * double(p.o[1]) * double(p.o[2]) * double(p.oc())) *
-                              4.0;
-        const double room = double(machine_caches().l2) * pl.nthr / 2;
-        const double most = copies > 0 ? std::clamp(std::floor(room / copies), 1.0, mb) : mb;
-        pl.ncx_chunk = dim_t(std::ceil(mb / std::ceil(mb / most)));
-    }
+    const double copies = (double(p.i[0]) * double(p.i[1]) * double(p.i[2]) * double(p.ic()) +
+                           double(p.o[0]) * double(p.o[1]) * double(p.o[2]) * double(p.oc())) *
+                          4.0;
+    pl.ncx_chunk =
+        pl.native ? dim_t(mb) : images_within_l2(copies, dim_t(mb), pl.nthr, machine_caches());
     return std::make_unique<dw_kernel>(pl, run);
 }
 

@@ -8,14 +8,6 @@
 
 namespace convgrad::detail {
 
-// The size of equal chunks, at most `most`, that cover n: as few chunks as chunks of `most`
-// would make, and none much smaller than the others.
-static dim_t balanced_chunk(dim_t n, dim_t most) {
-    if (most <= 0 || n <= most) return most;
-    const dim_t chunks = (n + most - 1) / most;
-    return (n + chunks - 1) / chunks;
-}
-
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              const cache_sizes &caches) {
     direct_plan d{};
@@ -45,20 +37,17 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
     const double isp = double(p.i[0]) * double(p.i[1]) * double(p.i[2]);
     const double osp = double(p.o[0]) * double(p.o[1]) * double(p.o[2]);
-    const double copied = (d.src_direct ? 0.0 : isp * double(p.ic())) +
-                          (d.dst_direct ? 0.0 : osp * double(p.oc()));
+    const double copied =
+        (d.src_direct ? 0.0 : isp * double(p.ic())) + (d.dst_direct ? 0.0 : osp * double(p.oc()));
     const double chunk_bytes = double(caches.l2) * d.nthr / 2;
     const double mb = double(std::max<dim_t>(p.mb, 1));
-    d.images_per_chunk =
-        copied == 0 ? dim_t(mb) : dim_t(std::clamp(std::floor(chunk_bytes / (copied * 4.0)), 1.0, mb));
     // Chunks of equal size: 64 images in chunks of 63 left a chunk of 1, which streamed all the
     // weights again for one image (a 1x1-output layer's f16 data gradient took 1.4x its f32 time
     // on 2 threads).
-    d.images_per_chunk = balanced_chunk(dim_t(mb), d.images_per_chunk);
+    d.images_per_chunk = images_within_l2(copied * 4.0, dim_t(mb), d.nthr, caches);
     // Each chunk streams all the weights again: where they outweigh the whole batch's copies
     // (a projection from a 1x1 input: 3.3 MB of weights, 2.1 MB of f16 data), one chunk.
-    const double wei_bytes =
-        double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg) * 4.0;
+    const double wei_bytes = double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg) * 4.0;
     if (copied * 4.0 * mb <= wei_bytes) d.images_per_chunk = dim_t(mb);
     d.chunk_fits_l2 = p.dir == conv_direction::bwd_weights ||
                       copied * 4.0 * double(d.images_per_chunk) <= chunk_bytes;
@@ -96,9 +85,10 @@ std::string describe(const direct_plan &pl) {
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk);
     else
         s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
-             (pl.out_rows_per_chunk ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) +
-                                          " along " + "dhw"[pl.out_row_axis]
-                                    : std::string()) +
+             (pl.out_rows_per_chunk
+                  ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
+                        "dhw"[pl.out_row_axis]
+                  : std::string()) +
              " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
              "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
     s += std::string(" src=") + (pl.src_direct ? "in place" : "copied") +

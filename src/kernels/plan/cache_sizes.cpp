@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace convgrad::detail {
 
@@ -69,6 +70,19 @@ cache_budget budget_of(const cache_sizes &c) {
 std::string to_string(const cache_sizes &c) {
     return "L1d=" + std::to_string(c.l1d / 1024) + "KiB L2=" + std::to_string(c.l2 / 1024) +
            "KiB (" + c.source + ")";
+}
+
+dim_t balanced_chunk(dim_t n, dim_t most) {
+    if (most <= 0 || n <= most) return most;
+    const dim_t chunks = (n + most - 1) / most;
+    return (n + chunks - 1) / chunks;
+}
+
+dim_t images_within_l2(double image_bytes, dim_t mb, int nthr, const cache_sizes &c) {
+    if (image_bytes <= 0) return mb;
+    const double room = double(c.l2) * nthr / 2;
+    const double most = std::clamp(std::floor(room / image_bytes), 1.0, double(mb));
+    return balanced_chunk(mb, dim_t(most));
 }
 
 }  // namespace convgrad::detail

@@ -35,6 +35,15 @@ struct cache_budget {
 /// constants the kernels used before (40 KiB, 256 KiB, 512 KiB, 256 KiB).
 cache_budget budget_of(const cache_sizes &c);
 
+/// The size of equal chunks, at most `most`, that cover n: as few chunks as chunks of `most`
+/// would make, and none much smaller than the others (`most` itself when n <= most or most <= 0).
+dim_t balanced_chunk(dim_t n, dim_t most);
+
+/// Images per chunk of a batch of mb (> 0) whose copies take `image_bytes` per image: as many as
+/// fit in half the L2 of `nthr` threads, at least one, in chunks of equal size (mb when nothing
+/// is copied). The copies of a chunk are then read back from cache.
+dim_t images_within_l2(double image_bytes, dim_t mb, int nthr, const cache_sizes &c);
+
 std::string to_string(const cache_sizes &c);
 
 }  // namespace convgrad::detail
