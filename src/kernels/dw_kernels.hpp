@@ -15,7 +15,8 @@
 //
 // NXC tensors are read and written in place in their own type (bf16/f16 widened per vector,
 // outputs rounded once). Tensors whose channels are not contiguous (NCX) are copied to dense
-// channels-last f32 first, and the output copied back.
+// channels-last f32 a chunk of images at a time, and the output copied back; true depthwise
+// NCX layers with w contiguous and lines of half a vector or more go to dw_ncx_kernels.hpp.
 #pragma once
 
 #include "core/conv_problem.hpp"

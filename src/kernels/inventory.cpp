@@ -9,6 +9,7 @@
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
+#include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
 
 namespace convgrad::detail {
@@ -20,6 +21,7 @@ void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_depthwise(const dw_plan &pl, const conv_args &args);
+void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated
 }  // namespace avx512
@@ -31,6 +33,7 @@ void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_depthwise(const dw_plan &pl, const conv_args &args);
+void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
 void run_gemm(const gemm_plan &pl, const conv_args &args);
 }  // namespace avx2
 namespace sse2 {
@@ -64,6 +67,14 @@ template <dw_run_fn run, register_tile t>
 std::unique_ptr<kernel> depthwise(const conv_problem &p) {
     return make_dw_kernel(p, t, run);
 }
+template <register_tile t>
+std::string dw_ncx_cannot(const conv_problem &p) {
+    return dw_ncx_why_not(p, t.vlen);
+}
+template <dw_ncx_run_fn run, register_tile t>
+std::unique_ptr<kernel> depthwise_ncx(const conv_problem &p) {
+    return make_dw_ncx_kernel(p, t, run);
+}
 template <gemm_run_fn run, register_tile t>
 std::unique_ptr<kernel> gemm(const conv_problem &p) {
     return make_gemm_kernel(p, t, run);
@@ -86,13 +97,30 @@ std::string gemm_cannot(const conv_problem &p) {
     return gemm_shape_why_not(p);
 }
 
-// Order: the depthwise kernels first (one channel per group, or planes of a few), then the grouped
+// Order: the depthwise kernels first (NCX planes with pixels on the lanes; channels on the lanes,
+// one per group or planes of a few), then the grouped
 // kernels (they take only few channels per group), then per instruction set the GEMM kernel (it
 // takes only the matrix products its estimate gives it against that set's direct kernel), the
 // col2im kernel (data gradients with few src channels per group) and that set's direct kernel,
 // which takes all.
 const std::vector<impl_desc> &table() {
     static const std::vector<impl_desc> rows = {
+        {.name = "depthwise_ncx:avx512",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = dw_ncx_cannot<zmm_tile>,
+         .why_not = dw_ncx_cannot<zmm_tile>,
+         .create = depthwise_ncx<avx512::run_depthwise_ncx, zmm_tile>},
+        {.name = "depthwise_ncx:avx2",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = dw_ncx_cannot<ymm_tile>,
+         .why_not = dw_ncx_cannot<ymm_tile>,
+         .create = depthwise_ncx<avx2::run_depthwise_ncx, ymm_tile>},
         {.name = "depthwise:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,

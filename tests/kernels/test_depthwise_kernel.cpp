@@ -7,6 +7,11 @@
 // reference skips padded taps, so those outputs stay finite (Inf * 0 would make them NaN).
 // Grouped layers with a few channels per group (planes): 1-8 src and dst channels per group,
 // unequal both ways, over the same edges, and a batch spanning several chunks of plane copies.
+// The NCX depthwise kernel (kernels/dw_ncx_kernels.hpp, pixels on the lanes) over its own
+// edges: lines of 12-150 outputs against 8- and 16-lane vectors (tails, whole vectors, blocks
+// of 4), strides 1-3 with odd and even widths (its stride phases, split and interleaved by
+// vectors and by elements), dilation, asymmetric pads, a kernel larger than the input, 1-D and
+// 3-D, bias, padded strides, bf16/f16, threads, an empty batch, and the Inf weight.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -17,6 +22,7 @@
 
 #include "core/resolve.hpp"
 #include "kernels/dw_kernels.hpp"
+#include "kernels/dw_ncx_kernels.hpp"
 #include "util/kernel_check.hpp"
 
 namespace convgrad {
@@ -76,6 +82,31 @@ const dw_geometry grouped_geometries[] = {
     // of 2 images of the 5 (2, 2, 1).
     {"planes 2->4 threaded, chunks", 16, 5, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 4},
     {"planes 4->2 threaded bf16, stride 3", 16, 4, {40, 40}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 4, 2},
+};
+// NCX only (every row of the NCX kernel must take them: lines of at least half a vector).
+const dw_geometry ncx_geometries[] = {
+    {"NCX w 17, pads 1", 5, 2, {6, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX w 16", 3, 1, {5, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX long rows", 2, 1, {4, 150}, {3, 5}, {1, 1}, {1, 2}, {1, 2}, {1, 1}, true, false, data_type::f32},
+    {"NCX stride 2, odd width", 4, 2, {9, 45}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX stride 2, even width", 3, 1, {8, 64}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX stride 3, asymmetric pads", 3, 1, {9, 50}, {3, 3}, {3, 3}, {1, 2}, {0, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX dilation 2", 3, 1, {8, 40}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, true, false, data_type::f32},
+    {"NCX kernel larger than the input", 3, 2, {3, 12}, {5, 5}, {1, 1}, {3, 3}, {3, 3}, {1, 1}, true, false, data_type::f32},
+    {"NCX x2 upsampler 4x4 s2", 4, 1, {10, 40}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX 1-D long kernel", 4, 2, {60}, {9}, {1}, {4}, {5}, {1}, true, false, data_type::f32},
+    {"NCX 1-D stride 2 bf16", 3, 2, {50}, {7}, {2}, {3}, {2}, {1}, true, false, data_type::bf16},
+    {"NCX 3-D", 3, 1, {5, 6, 20}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, true, false, data_type::f32},
+    {"NCX 3-D f16 dilated, stride 2", 2, 1, {4, 5, 24}, {2, 3, 3}, {1, 1, 2}, {0, 2, 1}, {1, 1, 2}, {1, 2, 2}, true, false, data_type::f16},
+    {"NCX f16 tail", 5, 1, {6, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f16},
+    {"NCX bf16 stride 2", 3, 2, {7, 40}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16},
+    {"NCX padded strides bf16", 4, 1, {6, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, true, data_type::bf16},
+    {"NCX padded strides stride 2", 3, 2, {6, 33}, {3, 3}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, true, true, data_type::f32},
+    {"NCX empty batch", 3, 0, {6, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    // Over a million multiply-adds: the planes are split over the threads (1, 2, 3 by position).
+    {"NCX threaded 3x3", 33, 4, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
+    {"NCX threaded stride 2 bf16", 20, 6, {64, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16},
+    {"NCX threaded upsampler f16", 17, 8, {48, 48}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f16},
 };
 const op_kind kinds[] = {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights,
                          op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
@@ -148,21 +179,28 @@ const std::vector<testing::swept_case> &edge_cases() {
     return all;
 }
 
+const std::vector<testing::swept_case> &ncx_cases() {
+    static const std::vector<testing::swept_case> all = sweep(ncx_geometries, 31);
+    return all;
+}
+
 const std::vector<testing::swept_case> &grouped_cases() {
     static const std::vector<testing::swept_case> all = sweep(grouped_geometries, 29);
     return all;
 }
 
-std::vector<const detail::impl_desc *> dw_rows() {
+// The rows of one kernel family: "depthwise:" (channels on the lanes) or "depthwise_ncx:".
+std::vector<const detail::impl_desc *> dw_rows(const std::string &family = "depthwise:") {
     std::vector<const detail::impl_desc *> rows;
     for (const detail::impl_desc &r : detail::kernel_inventory())
-        if (std::strncmp(r.name, "depthwise:", 10) == 0) rows.push_back(&r);
+        if (std::string(r.name).rfind(family, 0) == 0) rows.push_back(&r);
     return rows;
 }
 
-// Every depthwise row that runs here takes every case and equals the reference on each.
-void check_rows_take_and_match(const std::vector<testing::swept_case> &cases) {
-    const auto rows = dw_rows();
+// Every row of the family that runs here takes every case and equals the reference on each.
+void check_rows_take_and_match(const std::vector<testing::swept_case> &cases,
+                               const std::string &family = "depthwise:") {
+    const auto rows = dw_rows(family);
     ASSERT_FALSE(rows.empty());
     int ran = 0;
     for (const detail::impl_desc *row : rows) {
@@ -178,6 +216,26 @@ void check_rows_take_and_match(const std::vector<testing::swept_case> &cases) {
 
 TEST(Depthwise, EdgeCasesEqualTheReference) {
     check_rows_take_and_match(edge_cases());
+}
+
+TEST(Depthwise, NcxPixelsOnLanesEqualTheReference) {
+    check_rows_take_and_match(ncx_cases(), "depthwise_ncx:");
+}
+
+// The NCX rows also take the NCX geometries of the channels-last kernel's sweep (whose lines
+// are long enough) and equal the reference there.
+TEST(Depthwise, NcxRowsEqualTheReferenceOnTheChannelsLastSweep) {
+    int taken = 0;
+    for (const detail::impl_desc *row : dw_rows("depthwise_ncx:")) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        std::vector<testing::swept_case> mine;
+        for (const testing::swept_case &c : edge_cases())
+            if (row->cannot(c.r.prob).empty()) mine.push_back(c);
+        taken += int(mine.size());
+        EXPECT_EQ(testing::check_row(*row, m, mine), int(mine.size())) << row->name;
+    }
+    if (taken == 0) GTEST_SKIP() << "no depthwise_ncx row runs on this CPU";
 }
 
 TEST(Depthwise, GroupedPlanesEqualTheReference) {
@@ -228,42 +286,46 @@ TEST(Depthwise, NcxCopiesAChunkOfImages) {
 
 // Weight tap (0, 0) of every channel is +Inf. With pads 1, it reads the padding for the first
 // output row and column and real (non-zero) inputs elsewhere: the reference gives finite values
-// there and +-Inf elsewhere, never NaN.
+// there and +-Inf elsewhere, never NaN. In NXC for the channels-last rows, in NCX for the NCX
+// rows (whose border lanes are masked).
 TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
-    const dw_geometry c{"Inf weight", 17,     1,      {6, 20}, {3, 3}, {1, 1},
-                        {1, 1},       {1, 1}, {1, 1}, false,   false,  data_type::f32};
-    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
-        const op o = make_op(c, kind, false);
-        const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
-        std::vector<tensor_buffer> in;
-        std::mt19937_64 rng(3);
-        for (size_t i = 0; i < r.inputs.size(); ++i) {
-            in.emplace_back(r.inputs[i]);
-            std::vector<double> v(in.back().values().size());
-            for (double &x : v) x = double(1 + rng() % 3);  // non-zero: Inf * x is never NaN
-            if (int(i) == r.wei_input)
-                for (dim_t ch = 0; ch < c.g; ++ch)
-                    v[size_t(ch * 9)] = std::numeric_limits<double>::infinity();
-            in.back().fill_values(v);
+    dw_geometry c{"Inf weight", 17,     1,      {6, 20}, {3, 3}, {1, 1},
+                  {1, 1},       {1, 1}, {1, 1}, false,   false,  data_type::f32};
+    for (const bool ncx : {false, true})
+        for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
+            c.ncx = ncx;
+            const op o = make_op(c, kind, false);
+            const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+            std::vector<tensor_buffer> in;
+            std::mt19937_64 rng(3);
+            for (size_t i = 0; i < r.inputs.size(); ++i) {
+                in.emplace_back(r.inputs[i]);
+                std::vector<double> v(in.back().values().size());
+                for (double &x : v) x = double(1 + rng() % 3);  // non-zero: Inf * x is never NaN
+                if (int(i) == r.wei_input)
+                    for (dim_t ch = 0; ch < c.g; ++ch)
+                        v[size_t(ch * 9)] = std::numeric_limits<double>::infinity();
+                in.back().fill_values(v);
+            }
+            tensor_buffer want(r.outputs[0]);
+            testing::run_poisoned(r, detail::reference_impl().create, in, want);
+            const std::vector<double> ref = want.values();
+            size_t finite = 0;
+            for (double x : ref) {
+                ASSERT_FALSE(std::isnan(x));
+                finite += std::isfinite(x);
+            }
+            ASSERT_GT(finite, 0u);
+            ASSERT_LT(finite, ref.size());
+            for (const detail::impl_desc *row : dw_rows(ncx ? "depthwise_ncx:" : "depthwise:")) {
+                const testing::row_mode m = testing::how_to_run(*row);
+                if (!m.create) continue;
+                ASSERT_EQ(row->cannot(r.prob), "") << row->name;
+                tensor_buffer got(r.outputs[0]);
+                testing::run_poisoned(r, m.create, in, got);
+                EXPECT_EQ(got.values(), ref) << row->name << " " << to_string(kind);
+            }
         }
-        tensor_buffer want(r.outputs[0]);
-        testing::run_poisoned(r, detail::reference_impl().create, in, want);
-        const std::vector<double> ref = want.values();
-        size_t finite = 0;
-        for (double x : ref) {
-            ASSERT_FALSE(std::isnan(x));
-            finite += std::isfinite(x);
-        }
-        ASSERT_GT(finite, 0u);
-        ASSERT_LT(finite, ref.size());
-        for (const detail::impl_desc *row : dw_rows()) {
-            const testing::row_mode m = testing::how_to_run(*row);
-            if (!m.create) continue;
-            tensor_buffer got(r.outputs[0]);
-            testing::run_poisoned(r, m.create, in, got);
-            EXPECT_EQ(got.values(), ref) << row->name << " " << to_string(kind);
-        }
-    }
 }
 
 TEST(Depthwise, DeclinesWithReasons) {
@@ -286,6 +348,35 @@ TEST(Depthwise, DeclinesWithReasons) {
     }
     p.g = 1;  // one group, several channels: not for planes
     EXPECT_NE(detail::dw_why_not(p, 16).find("not grouped"), std::string::npos);
+}
+
+// The NCX rows take true depthwise layers with w contiguous and lines of at least half a
+// vector, and say why not otherwise.
+TEST(Depthwise, NcxDeclinesWithReasons) {
+    const op o = make_op(ncx_geometries[0], op_kind::Convolution, false);  // 17 outputs along w
+    const detail::conv_problem base = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    auto why = [](const detail::conv_problem &p, int vlen) {
+        return detail::dw_ncx_why_not(p, vlen);
+    };
+    for (int vlen : {8, 16}) EXPECT_EQ(why(base, vlen), "");
+    detail::conv_problem p = base;
+    p.ocg = 2;
+    EXPECT_NE(why(p, 16).find("not depthwise"), std::string::npos);
+    p = base;
+    p.g = 1;
+    EXPECT_NE(why(p, 16).find("one channel"), std::string::npos);
+    p = base;
+    p.src.c = p.dst.c = 1;  // NXC
+    EXPECT_NE(why(p, 16).find("channels contiguous"), std::string::npos);
+    p = base;
+    p.src.sp[2] = 2;
+    EXPECT_NE(why(p, 16).find("w not contiguous"), std::string::npos);
+    p = base;
+    p.o[2] = 7;  // 7 of 16 lanes; 7 of 8 is enough
+    EXPECT_NE(why(p, 16).find("fill less than half"), std::string::npos);
+    EXPECT_EQ(why(p, 8), "");
+    p.o[2] = 8;
+    EXPECT_EQ(why(p, 16), "");
 }
 
 }  // namespace

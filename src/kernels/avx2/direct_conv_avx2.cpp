@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
+#include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -41,6 +43,32 @@ struct vt {
     static inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm256_maskstore_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+    // The lanes whose bits are set in `bits` (bit l: lane l).
+    static inline mask_t mask_bits(unsigned bits) {
+        const __m256i b = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(int(bits)), b), b);
+    }
+    // c + a * b on the lanes of m, c on the others (a padded tap must not make c NaN).
+    static inline V fma_mask(V a, V b, V c, mask_t m) {
+        return _mm256_blendv_ps(c, _mm256_fmadd_ps(a, b, c), _mm256_castsi256_ps(m));
+    }
+    // The even and the odd elements of the 2W elements a, b (a first): per 128-bit half the
+    // shuffle gives a0 a2 b0 b2 | a4 a6 b4 b6, and the 64-bit permute orders the pairs.
+    static inline V even(V a, V b) {
+        return _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    }
+    static inline V odd(V a, V b) {
+        return _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+    }
+    // a0 b0 a1 b1 ...: its first W elements (lo) and its last W (hi); the inverse of even/odd.
+    static inline V interleave_lo(V a, V b) {
+        return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x20);
+    }
+    static inline V interleave_hi(V a, V b) {
+        return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x31);
+    }
     // r[i] lane j <-> r[j] lane i: the 8 x 8 block transpose of the NCX packers.
     static inline void transpose(V r[8]) {
         V t[8], u[8];
@@ -139,6 +167,7 @@ struct vt {
 #include "kernels/common/dw_planes.hpp"
 #include "kernels/common/dw_bwd_weights_impl.hpp"
 #include "kernels/common/dw_conv_impl.hpp"
+#include "kernels/common/dw_ncx_impl.hpp"
 
 
 #define UKERNEL_SET_NAME "avx2"

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
+#include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -41,6 +43,7 @@ namespace convgrad::detail::avx512 {
 #include "kernels/common/dw_planes.hpp"
 #include "kernels/common/dw_bwd_weights_impl.hpp"
 #include "kernels/common/dw_conv_impl.hpp"
+#include "kernels/common/dw_ncx_impl.hpp"
 
 
 #define UKERNEL_SET_NAME "avx512"

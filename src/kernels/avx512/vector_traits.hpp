@@ -24,6 +24,29 @@ struct vt {
     static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+    // The lanes whose bits are set in `bits` (bit l: lane l).
+    static inline mask_t mask_bits(unsigned bits) { return mask_t(bits); }
+    // c + a * b on the lanes of m, c on the others (a padded tap must not make c NaN).
+    static inline V fma_mask(V a, V b, V c, mask_t m) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
+    // The even and the odd elements of the 2W elements a, b (a first): a row split into its two
+    // stride phases.
+    static inline V even(V a, V b) {
+        return _mm512_permutex2var_ps(
+            a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+    }
+    static inline V odd(V a, V b) {
+        return _mm512_permutex2var_ps(
+            a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+    }
+    // a0 b0 a1 b1 ...: its first W elements (lo) and its last W (hi); the inverse of even/odd.
+    static inline V interleave_lo(V a, V b) {
+        return _mm512_permutex2var_ps(
+            a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b);
+    }
+    static inline V interleave_hi(V a, V b) {
+        return _mm512_permutex2var_ps(
+            a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), b);
+    }
     // r[i] lane j <-> r[j] lane i: the 16 x 16 block transpose of the NCX packers.
     static inline void transpose(V r[16]) {
         V t[16], u[16];
@@ -70,9 +93,10 @@ struct vt {
         if (i < n) {
             const __mmask16 m = __mmask16((1u << unsigned(n - i)) - 1u);
             const __m256i h = _mm256_maskz_loadu_epi16(m, x + i);
-            _mm512_mask_storeu_ps(y + i, m, dt == data_type::bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(
-                                                                    _mm512_cvtepu16_epi32(h), 16))
-                                                              : _mm512_cvtph_ps(h));
+            _mm512_mask_storeu_ps(y + i, m,
+                                  dt == data_type::bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(
+                                                              _mm512_cvtepu16_epi32(h), 16))
+                                                        : _mm512_cvtph_ps(h));
         }
     }
     // One vector of 16 bf16 or f16 (exact widening; nearest-even narrowing, NaN kept quiet).
