@@ -129,10 +129,11 @@ struct dwn_rtap {
 
 constexpr int dwn_nb = 4;  // vectors of outputs per block: independent sums in flight
 
-// Vectors [v0, v0 + NV) of a line. INSIDE: every tap reads inside for every lane; else each
-// tap runs on its lanes (the others keep their sums: a padded tap is not multiplied) and the
-// last vector of the line stores only its outputs.
-template <int NV, bool INSIDE, int STEP>
+// Vectors [v0, v0 + NV) of a line. Bit v of INSIDE: every tap reads inside for every lane of
+// vector v (border vectors only pay the masks); else each tap runs on its lanes (the others keep
+// their sums: a padded tap is not multiplied) and the last vector of the line stores only its
+// outputs.
+template <int NV, unsigned INSIDE, int STEP>
 static inline void dwn_block(const dwn_line &L, const float *in, const dwn_rtap *t, int nt,
                              const float *wc, dim_t v0, V bias, float *out) {
     const dim_t q0 = v0 * W, nk = dim_t(L.taps.size());
@@ -147,7 +148,7 @@ static inline void dwn_block(const dwn_line &L, const float *in, const dwn_rtap 
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
             const float *xv = x + STEP * v * W;
-            if (INSIDE) {
+            if ((INSIDE >> v) & 1u) {
                 const V a = STEP == 2 ? vt::even(vt::load(xv), vt::load(xv + W)) : vt::load(xv);
                 acc[v] = vt::fma(a, w, acc[v]);
             } else {
@@ -163,26 +164,29 @@ static inline void dwn_block(const dwn_line &L, const float *in, const dwn_rtap 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
         const dim_t q = q0 + v * W;
-        if (INSIDE || q + W <= L.nq)
+        if (((INSIDE >> v) & 1u) || q + W <= L.nq)
             vt::store(out + q, acc[v]);
         else
             vt::store_mask(out + q, acc[v], vt::mask(int(L.nq - q)));
     }
 }
 
+// The block of each set of inside vectors (bit v: vector v inside), per step.
+using dwn_block_fn = void (*)(const dwn_line &, const float *, const dwn_rtap *, int, const float *,
+                              dim_t, V, float *);
+template <int NV, int STEP, size_t... B>
+static constexpr std::array<dwn_block_fn, sizeof...(B)> dwn_blocks(std::index_sequence<B...>) {
+    return {&dwn_block<NV, unsigned(B), STEP>...};
+}
+
 template <int NV>
 static inline void dwn_block_any(const dwn_line &L, const float *in, const dwn_rtap *t, int nt,
                                  const float *wc, dim_t v0, V bias, float *out) {
-    bool inside = true;
-    for (int v = 0; v < NV; ++v) inside = inside && L.inside[size_t(v0 + v)];
-    if (L.step == 2 && inside)
-        dwn_block<NV, true, 2>(L, in, t, nt, wc, v0, bias, out);
-    else if (L.step == 2)
-        dwn_block<NV, false, 2>(L, in, t, nt, wc, v0, bias, out);
-    else if (inside)
-        dwn_block<NV, true, 1>(L, in, t, nt, wc, v0, bias, out);
-    else
-        dwn_block<NV, false, 1>(L, in, t, nt, wc, v0, bias, out);
+    static constexpr auto step1 = dwn_blocks<NV, 1>(std::make_index_sequence<1u << NV>());
+    static constexpr auto step2 = dwn_blocks<NV, 2>(std::make_index_sequence<1u << NV>());
+    unsigned inside = 0;
+    for (int v = 0; v < NV; ++v) inside |= unsigned(L.inside[size_t(v0 + v)] != 0) << v;
+    (L.step == 2 ? step2 : step1)[inside](L, in, t, nt, wc, v0, bias, out);
 }
 
 // out[q] = bias + sum over the taps of wc[tap] * in[off + q], for the line's outputs.
