@@ -385,17 +385,22 @@ struct dwn_prefetch {
     const dwn_rows &in;
     const dim_t *ext;  // input extents
     dim_t out_rows;
-    bool on;         // (staged copies are in cache already)
-    dim_t next = 0;  // input rows [0, next) requested
+    bool on;          // (staged copies are in cache already)
+    dim_t paced = 0;  // input rows the output rows so far account for
+    dim_t next = 0;   // input rows [0, next) requested; row (nd, nh)
+    dim_t nd = 0, nh = 0;
+    // Called for output rows 0, 1, ... in order. No divisions: this runs once per output row of
+    // about a hundred cycles.
     void rows_for(dim_t r) {
         if (!on) return;
         constexpr dim_t lookahead = 2;
         const dim_t rows = ext[0] * ext[1];
-        const dim_t upto = imin(rows, (r + 1) * rows / out_rows + lookahead);
-        for (; next < upto; ++next) {
-            const char *q = reinterpret_cast<const char *>(in.row(next / ext[1], next % ext[1]));
+        while (paced < rows && (paced + 1) * out_rows <= (r + 1) * rows) ++paced;
+        for (const dim_t upto = imin(rows, paced + lookahead); next < upto; ++next) {
+            const char *q = reinterpret_cast<const char *>(in.row(nd, nh));
             for (dim_t b = 0; b < ext[2] * dim_t(sizeof(float)); b += 64)
                 __builtin_prefetch(q + b, 0, 3);
+            if (++nh == ext[1]) nh = 0, ++nd;
         }
     }
 };
