@@ -25,7 +25,7 @@ class dw_ncx_kernel final : public kernel {
                 : p.dir != conv_direction::bwd_data && p.s[2] == 2
                     ? ", in place, stride 2 as even elements of vector pairs"
                     : ", in place") +
-               " threads=" + std::to_string(pl_.nthr);
+               ", threads=" + std::to_string(pl_.nthr);
     }
 
   private:
