@@ -56,8 +56,10 @@ std::string dw_why_not(const conv_problem &p, int vlen) {
         // One image's planes are one chunk: they must fit well within 64-bit sizes.
         if (dw_plane_bytes(p, true) > 0x1p40) return "the plane copies of one image exceed 1 TiB";
     }
-    // Its pixel steps are stride x pixel stride in elements; a stride beyond the padded input
-    // (one output pixel along that axis, nothing to block) may make that overflow 64 bits.
+    return dw_stride_why_not(p);
+}
+
+std::string dw_stride_why_not(const conv_problem &p) {
     for (int x = 0; x < 3; ++x)
         if (double(p.s[x]) > double(p.i[x]) + double(p.pb[x]) + double(p.pe[x]))
             return "a stride (" + std::to_string(p.s[x]) +

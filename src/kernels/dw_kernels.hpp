@@ -49,6 +49,11 @@ using dw_run_fn = void (*)(const dw_plan &, const conv_args &);
 /// Empty when the depthwise kernel computes the problem with vectors of vlen f32; else why not.
 std::string dw_why_not(const conv_problem &p, int vlen);
 
+/// Empty unless a stride exceeds the padded input along its axis (one output pixel there,
+/// nothing to block): the depthwise kernels' pixel steps are stride x pixel stride in elements,
+/// which such a stride may overflow.
+std::string dw_stride_why_not(const conv_problem &p);
+
 std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run);
 
 }  // namespace convgrad::detail

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dw_kernels.hpp"
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -45,11 +46,12 @@ double staged_plane_bytes(const conv_problem &p) {
     return double(p.i[0]) * double(p.i[1]) * double(p.s[2]) * phase * 4.0;
 }
 
-// fwd and bwd_weights read src split by stride phase unless it is f32 with stride 1 or 2 (read
-// in place, stride 2 as pairs of vectors); bf16 and f16 inputs are widened into the copies too
+// fwd and bwd_weights read src from f32 copies split by stride phase unless it is f32 read
+// whole (stride 1) or as pairs (stride 2); bf16 and f16 inputs are widened into copies too
 // (bwd_data's dst, bwd_weights' dst).
 bool src_is_staged(const conv_problem &p) {
-    return p.dir != conv_direction::bwd_data && (p.s[2] > 2 || p.dt != data_type::f32);
+    return p.dir != conv_direction::bwd_data &&
+           (p.dt != data_type::f32 || dw_ncx_src_phases(p) > 1);
 }
 
 }  // namespace
@@ -73,10 +75,7 @@ std::string dw_ncx_why_not(const conv_problem &p, int vlen) {
     if (2 * q < filled)
         return "lines of " + std::to_string(q) + " outputs along w fill less than half of " +
                std::to_string(filled / vlen) + " vectors of " + std::to_string(vlen) + " lanes";
-    for (int x = 0; x < 3; ++x)
-        if (double(p.s[x]) > double(p.i[x]) + double(p.pb[x]) + double(p.pe[x]))
-            return "a stride (" + std::to_string(p.s[x]) +
-                   ") beyond the padded input: one output pixel along that axis";
+    if (std::string why = dw_stride_why_not(p); !why.empty()) return why;
     // Each thread holds one plane's copies.
     const double copies =
         (src_is_staged(p) ? staged_plane_bytes(p) : 0.0) +
@@ -94,7 +93,6 @@ std::unique_ptr<kernel> make_dw_ncx_kernel(const conv_problem &p, register_tile 
     const dim_t planes = std::max<dim_t>(p.mb * p.g, 1);
     pl.nthr = int(std::min<dim_t>(threads_for(p.macs()), planes));
     pl.staged = src_is_staged(p) || p.dt != data_type::f32;
-    pl.phase_len = p.i[2] / p.s[2] + (p.i[2] % p.s[2] != 0);
     return std::make_unique<dw_ncx_kernel>(pl, run);
 }
 

@@ -28,9 +28,19 @@ struct dw_ncx_plan {
     conv_problem p;
     int vlen = 1;
     int nthr = 1;
-    bool staged = false;  // the input side is read from a per-thread f32 copy split by phase
-    dim_t phase_len = 0;  // elements of each phase of a staged row: ceil(input w / stride)
+    bool staged = false;  // the input side is read from per-thread f32 plane copies
 };
+
+/// Whether fwd and bwd_weights read src rows of stride 2 in place, lane q being the even element
+/// q of two vectors: f32 only (other types are widened into copies anyway).
+inline bool dw_ncx_pairs(const conv_problem &p) {
+    return p.dt == data_type::f32 && p.s[2] == 2;
+}
+/// The stride phases fwd and bwd_weights split src rows into (1: rows read whole, in place
+/// when f32). Every other stride along w reads per-thread f32 copies of a plane split by phase.
+inline dim_t dw_ncx_src_phases(const conv_problem &p) {
+    return dw_ncx_pairs(p) ? 1 : p.s[2];
+}
 
 using dw_ncx_run_fn = void (*)(const dw_ncx_plan &, const conv_args &);
 

@@ -1,7 +1,6 @@
 // AVX2+FMA instantiation of the direct and grouped convolution kernels (8 floats per vector, 16 registers).
 #include <immintrin.h>
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>

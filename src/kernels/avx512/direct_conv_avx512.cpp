@@ -1,7 +1,6 @@
 // AVX-512 instantiation of the direct and grouped convolution kernels (16 floats per vector, 32 registers).
 #include <immintrin.h>
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>

@@ -71,12 +71,6 @@ struct dwn_line {
     }
 };
 
-// Whether fwd and bwd_weights read f32 stride-2 rows in place, two vectors per lane vector
-// (else the rows of other strides and types are split into stride phases in f32 copies).
-static inline bool dwn_pairs(const conv_problem &p) {
-    return p.dt == data_type::f32 && p.s[2] == 2;
-}
-
 // Elements of stride phase r of a row of n pixels split into s phases.
 static inline dim_t dwn_phase_len(dim_t n, dim_t s, dim_t r) {
     return r < n ? div_up(n - r, s) : 0;
@@ -84,12 +78,12 @@ static inline dim_t dwn_phase_len(dim_t n, dim_t s, dim_t r) {
 
 // fwd and bwd_weights: the dst row; tap kw reads src pixel q*s + kw*dl - pb, which is element
 // q + floor((kw*dl - pb) / s) of phase (kw*dl - pb) mod s of the src row split into s phases,
-// or, with pairs (dwn_pairs), element 2q + kw*dl - pb of the row itself.
+// or, with pairs (dw_ncx_pairs), element 2q + kw*dl - pb of the row itself.
 static dwn_line dwn_fwd_line(const conv_problem &p) {
     dwn_line L;
     L.nq = p.o[2];
     const dim_t s = p.s[2];
-    if (dwn_pairs(p)) L.step = 2, L.in_w = p.i[2];
+    if (dw_ncx_pairs(p)) L.step = 2, L.in_w = p.i[2];
     for (dim_t kw = 0; kw < p.k[2]; ++kw) {
         const dim_t x = kw * p.dl[2] - p.pb[2], q = floor_div(x, s), r = x - q * s;
         if (L.step == 2)
@@ -171,22 +165,25 @@ static inline void dwn_block(const dwn_line &L, const float *in, const dwn_rtap 
     }
 }
 
-// The block of each set of inside vectors (bit v: vector v inside), per step.
+// The block of each set of inside vectors (bit v: vector v inside), per step. A plain array
+// (std::array of this pointer type drops the vector argument's attributes, with a warning).
 using dwn_block_fn = void (*)(const dwn_line &, const float *, const dwn_rtap *, int, const float *,
                               dim_t, V, float *);
 template <int NV, int STEP, size_t... B>
-static constexpr std::array<dwn_block_fn, sizeof...(B)> dwn_blocks(std::index_sequence<B...>) {
-    return {&dwn_block<NV, unsigned(B), STEP>...};
-}
+struct dwn_block_table {
+    static constexpr dwn_block_fn fn[] = {&dwn_block<NV, unsigned(B), STEP>...};
+};
+template <int NV, int STEP, size_t... B>
+static dwn_block_table<NV, STEP, B...> dwn_blocks(std::index_sequence<B...>);  // (type only)
 
 template <int NV>
 static inline void dwn_block_any(const dwn_line &L, const float *in, const dwn_rtap *t, int nt,
                                  const float *wc, dim_t v0, V bias, float *out) {
-    static constexpr auto step1 = dwn_blocks<NV, 1>(std::make_index_sequence<1u << NV>());
-    static constexpr auto step2 = dwn_blocks<NV, 2>(std::make_index_sequence<1u << NV>());
+    using step1 = decltype(dwn_blocks<NV, 1>(std::make_index_sequence<1u << NV>()));
+    using step2 = decltype(dwn_blocks<NV, 2>(std::make_index_sequence<1u << NV>()));
     unsigned inside = 0;
     for (int v = 0; v < NV; ++v) inside |= unsigned(L.inside[size_t(v0 + v)] != 0) << v;
-    (L.step == 2 ? step2 : step1)[inside](L, in, t, nt, wc, v0, bias, out);
+    (L.step == 2 ? step2::fn : step1::fn)[inside](L, in, t, nt, wc, v0, bias, out);
 }
 
 // out[q] = bias + sum over the taps of wc[tap] * in[off + q], for the line's outputs.
@@ -227,15 +224,13 @@ static void dwn_stage(data_type dt, const T *x, const dim_t *ext, dim_t sd, dim_
             float *o = out + (d * ext[1] + h) * split * plen;
             const float *f;
             if constexpr (std::is_same_v<T, float>) {
-                f = row;
+                f = row;  // (split > 1: f32 rows of one phase are read in place)
             } else {
                 vt::widen(dt, row, split == 1 ? o : tmp, n);
                 if (split == 1) continue;
                 f = tmp;
             }
-            if (split == 1) {
-                std::memcpy(o, f, size_t(n) * sizeof(float));
-            } else if (split == 2) {
+            if (split == 2) {
                 // Vectors of 2W pixels, the last one masked (no element by element tail).
                 const dim_t n1 = n / 2;  // pixels of phase 1 (phase 0: plen)
                 for (dim_t j = 0; j < plen; j += W) {
@@ -358,21 +353,26 @@ template <typename T>
 static void dwn_interleave(data_type dt, const std::vector<dwn_line> &lines, const float *ph,
                            dim_t ls, dim_t n, float *full, T *out) {
     const dim_t s = lines[0].out_step;
-    float *f = std::is_same_v<T, float> ? reinterpret_cast<float *>(out) : full;
-    dim_t iw = 0;
-    if (s == 1) {
-        if constexpr (std::is_same_v<T, float>) std::memcpy(f, ph, size_t(n) * sizeof(float));
-        iw = n;
-        f = const_cast<float *>(ph);  // (narrowed from the line itself)
-    } else if (s == 2 && lines.size() == 2) {
-        for (; 2 * iw + 2 * W <= n; iw += W) {
-            const V a = vt::load(ph + iw), b = vt::load(ph + ls + iw);
-            vt::store(f + 2 * iw, vt::interleave_lo(a, b));
-            vt::store(f + 2 * iw + W, vt::interleave_hi(a, b));
-        }
-        iw *= 2;
+    if (s == 1) {  // one line, the row itself
+        if constexpr (std::is_same_v<T, float>)
+            std::memcpy(out, ph, size_t(n) * sizeof(float));
+        else
+            vt::narrow(dt, ph, out, n);
+        return;
     }
-    for (; iw < n; ++iw) f[iw] = ph[(iw % s) * ls + iw / s];
+    float *f = std::is_same_v<T, float> ? reinterpret_cast<float *>(out) : full;
+    dim_t done = 0;  // pixels [0, done) interleaved by vectors
+    if (s == 2 && lines.size() == 2) {
+        for (dim_t j = 0; 2 * j + 2 * W <= n; j += W, done += 2 * W) {
+            const V a = vt::load(ph + j), b = vt::load(ph + ls + j);
+            vt::store(f + 2 * j, vt::interleave_lo(a, b));
+            vt::store(f + 2 * j + W, vt::interleave_hi(a, b));
+        }
+    }
+    // The rest phase by phase: pixel r + s*j is element j of phase r.
+    for (dim_t r = 0; r < dim_t(lines.size()); ++r)
+        for (dim_t j = ceil_div(done - r, s), x = r + s * j; x < n; ++j, x += s)
+            f[x] = ph[r * ls + j];
     if constexpr (!std::is_same_v<T, float>) vt::narrow(dt, f, out, n);
 }
 
@@ -416,8 +416,7 @@ static void dwn_fwd_or_bwd_data(const dw_ncx_plan &pl, const conv_args &args, co
     const dim_t *isp = fwd ? p.i : p.o, *osp = fwd ? p.o : p.i;
     const T *in = static_cast<const T *>(fwd ? args.src : args.dst);
     T *out = static_cast<T *>(args.out);
-    // Stride phases of the input rows (read in place as pairs: one).
-    const dim_t phases = fwd && !dwn_pairs(p) ? p.s[2] : 1, ksp = p.ksp(), C = p.g;
+    const dim_t phases = fwd ? dw_ncx_src_phases(p) : 1, ksp = p.ksp(), C = p.g;
     const bool staged = dwn_stage_floats(p.dt, isp, phases) > 0;
     const std::vector<dwn_line> lines =
         fwd ? std::vector<dwn_line>{dwn_fwd_line(p)} : dwn_bwd_lines(p);
@@ -561,7 +560,7 @@ static void dwn_bwd_weights(const dw_ncx_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const T *src = static_cast<const T *>(args.src), *dst = static_cast<const T *>(args.dst);
     const dim_t ksp = p.ksp(), C = p.g, part = C * ksp;
-    const dim_t s = dwn_pairs(p) ? 1 : p.s[2];  // src's stride phases (pairs: read in place)
+    const dim_t s = dw_ncx_src_phases(p);
     const dwn_line L = dwn_fwd_line(p);
     const dwn_room room{dwn_stage_floats(p.dt, p.i, s), dwn_stage_floats(p.dt, p.o, 1),
                         imax(p.i[2], p.o[2])};
