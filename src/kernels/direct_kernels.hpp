@@ -15,7 +15,9 @@ std::string direct_why_not(const conv_problem &p);
 /// `vlen` lanes.
 std::string grouped_why_not(const conv_problem &p, int vlen);
 
+/// `rounds_output`: `run` writes a bf16/f16 output from its microkernel where the plan allows
+/// (run_direct does; the grouped kernel copies its output).
 std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
-                                           direct_run_fn run);
+                                           direct_run_fn run, bool rounds_output);
 
 }  // namespace convgrad::detail

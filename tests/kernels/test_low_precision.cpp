@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "core/resolve.hpp"
+#include "util/kernel_check.hpp"
 #include "util/tensor_buffer.hpp"
 
 namespace convgrad {
@@ -19,9 +21,12 @@ TEST(LowPrecision, RoundingOverflowAndNaNMatchTheReference) {
         // 37 groups of 2 input channels -> 1 output channel each, weights 1: out = x0 + x1.
         const dim_t g = 37, mb = 3, w = 9;
         op o(3, op_kind::Convolution, "sum_pairs");
-        o.set_attr("strides", dims{1}).set_attr("pads_begin", dims{0}).set_attr("pads_end", dims{0});
+        o.set_attr("strides", dims{1})
+            .set_attr("pads_begin", dims{0})
+            .set_attr("pads_end", dims{0});
         o.set_attr("dilations", dims{1}).set_attr("groups", g);
-        o.add_input(logical_tensor(0, dt, {mb, w, 2 * g})).add_input(logical_tensor(1, dt, {1, 2, g}));
+        o.add_input(logical_tensor(0, dt, {mb, w, 2 * g}))
+            .add_input(logical_tensor(1, dt, {1, 2, g}));
         o.add_output(logical_tensor::unknown(2, dt));
         const compiled_partition best = compile_op(o), ref = compile_op(o, impl_choice::reference);
         ASSERT_NE(best.kernel_name(), "ref:any");
@@ -35,7 +40,7 @@ TEST(LowPrecision, RoundingOverflowAndNaNMatchTheReference) {
             if (i % 97 == 5) v = std::nan("");
             if (i % 89 == 7) v = INFINITY;
             if (dt == data_type::f16 && i % 83 == 11) v = 60000.0;  // pairs overflow f16
-            x.set(i, v);  // rounds to dt
+            x.set(i, v);                                            // rounds to dt
         }
         for (dim_t i = 0; i < wt.count(); ++i) wt.set(i, 1.0);
         tensor_buffer got(best.outputs()[0]), want(ref.outputs()[0]);
@@ -49,11 +54,121 @@ TEST(LowPrecision, RoundingOverflowAndNaNMatchTheReference) {
             } else {
                 EXPECT_EQ(a, b) << to_string(dt) << " element " << i;
             }
-            const double exact = x.get((i / g) * 2 * g + 2 * (i % g)) + x.get((i / g) * 2 * g + 2 * (i % g) + 1);
+            const double exact =
+                x.get((i / g) * 2 * g + 2 * (i % g)) + x.get((i / g) * 2 * g + 2 * (i % g) + 1);
             rounded += std::isfinite(exact) && exact != b;
         }
         EXPECT_GT(rounded, 10) << "the data must exercise rounding";
     }
+}
+
+// Values m * 2^e, m in [1, 2) rounded to dt, |e| <= 4, either sign: sums of three stay exact
+// in f32 (bf16 and f16 alike), so only the one rounding of the result can differ.
+void fill_rounding_values(testing::tensor_buffer &t, std::mt19937_64 &rng) {
+    std::uniform_real_distribution<double> mant(1.0, 2.0);
+    std::uniform_int_distribution<int> ex(-4, 4), sign(0, 1);
+    for (dim_t i = 0; i < t.count(); ++i)
+        t.set(i, mant(rng) * std::ldexp(1.0, ex(rng)) * (sign(rng) ? -1 : 1));
+}
+// Integers in [-120, 120] (exact in bf16 and f16): sums of a few thousand stay exact in f32
+// and need more bits than bf16 or f16 have.
+void fill_wide_integers(testing::tensor_buffer &t, std::mt19937_64 &rng) {
+    std::uniform_int_distribution<int> v(-120, 120);
+    for (dim_t i = 0; i < t.count(); ++i) t.set(i, v(rng));
+}
+
+// One 2-D NXC problem for rounded_output_case: the canonical convolution's channels (`red` on
+// the side the op reduces, `out` on its output's side), kernel, padding and stride, and the
+// big and small spatial sizes.
+struct rounding_geometry {
+    dim_t red, out, k, pad, stride;
+    dims big, small;
+    void (*fill)(testing::tensor_buffer &, std::mt19937_64 &);
+};
+
+// Runs `row` on the op of `kind` in `dt` over geometry `g` (weights +-1, bias), expects the
+// reference's values bit for bit, and expects the plan to round the output in place and the
+// data to make that rounding matter (the same op in f32, whose sums are exact, differs).
+void check_rounded_output(const detail::impl_desc &row, testing::create_fn create, op_kind kind,
+                          data_type dt, const rounding_geometry &g) {
+    const bool out_is_src =
+        kind == op_kind::ConvolutionBackwardData || kind == op_kind::ConvTranspose;
+    const dim_t ic = out_is_src ? g.out : g.red, oc = out_is_src ? g.red : g.out, mb = 2;
+    const bool ct = is_conv_transpose_family(kind);
+    auto build = [&](data_type t) {
+        op o(1, kind, "rounded_in_kernel");
+        o.set_attr("strides", dims{g.stride, g.stride}).set_attr("dilations", dims{1, 1});
+        o.set_attr("pads_begin", dims{g.pad, g.pad}).set_attr("pads_end", dims{g.pad, g.pad});
+        o.set_attr("groups", dim_t(1)).set_attr("data_format", std::string("NXC"));
+        o.set_attr("weights_format", std::string(ct ? "XOI" : "XIO"));
+        const testing::conv_shapes sh{{mb, g.big[0], g.big[1], ic},
+                                      {mb, g.small[0], g.small[1], oc},
+                                      {g.k, g.k, ic, oc},
+                                      {0, 0},
+                                      ic,
+                                      oc};
+        testing::add_conv_tensors(o, kind, sh, true, t, [&](size_t id, const dims &d) {
+            return logical_tensor(id, t, d);
+        });
+        return o;
+    };
+    const op o = build(dt), o32 = build(data_type::f32);
+    const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+    const detail::resolved_op r32 = detail::resolve_op(o32, o32.inputs(), o32.outputs());
+    const std::string what =
+        std::string(row.name) + " " + to_string(kind) + " " + to_string(dt) + " " + r.prob.desc();
+    ASSERT_EQ(row.serves(r.prob), "") << what;
+    ASSERT_NE(create(r.prob)->describe().find("rounded in place"), std::string::npos)
+        << what << ": the output is not rounded in place";
+    std::mt19937_64 rng(uint64_t(kind) * 7 + uint64_t(dt));
+    std::vector<testing::tensor_buffer> in, in32;
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+        in.emplace_back(r.inputs[i]);
+        g.fill(in.back(), rng);
+        if (int(i) == r.wei_input)
+            for (dim_t e = 0; e < in.back().count(); ++e)
+                in.back().set(e, (e * 5 + 1) % 3 == 0 ? -1 : 1);
+        in32.emplace_back(r32.inputs[i]);
+        for (dim_t e = 0; e < in.back().count(); ++e) in32.back().set(e, in.back().get(e));
+    }
+    testing::tensor_buffer got(r.outputs[0]), want(r.outputs[0]), exact(r32.outputs[0]);
+    testing::run_poisoned(r, create, in, got);
+    testing::run_poisoned(r, detail::reference_impl().create, in, want);
+    testing::run_poisoned(r32, detail::reference_impl().create, in32, exact);
+    dim_t rounded = 0, bad = 0;
+    for (dim_t i = 0; i < got.count(); ++i) {
+        bad += got.get(i) != want.get(i);
+        rounded += exact.get(i) != want.get(i);  // the f32 sums are exact
+    }
+    EXPECT_EQ(bad, 0) << what << ": values differ from the reference";
+    EXPECT_GT(rounded, got.count() / 8) << what << ": the data must exercise rounding";
+}
+
+// The direct kernel writes a bf16/f16 output in place, each value rounded once from the f32
+// sum (direct_plan::out_rounded_in_kernel), on every `direct_brgemm` row that runs here, for
+// the four ops whose output is a data tensor:
+// - by the microkernel: 2 channels reduced (sums of three with the bias: exact in f32), 37
+//   output channels (a tail on every vector width), stride 2 and a 1x1 kernel, so the data
+//   gradients have src pixels no tap reaches (written all the same: zero, or the bias alone);
+// - from the gather's f32 tiles: 160 channels x 3x3 taps reduced, 70 output channels, whose
+//   weights panel (160 x 9 taps x 64 lanes of f32, 360 KiB) exceeds the whole-K budget, so K
+//   runs in chunks.
+TEST(LowPrecision, DirectKernelRoundsItsOutputOnce) {
+    const rounding_geometry in_ukernel{2, 37, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values};
+    const rounding_geometry k_chunks{160, 70, 3, 1, 1, {6, 7}, {6, 7}, fill_wide_integers};
+    int rows_ran = 0;
+    for (const detail::impl_desc &row : detail::kernel_inventory()) {
+        if (std::string(row.name).rfind("direct_brgemm:", 0) != 0) continue;
+        const testing::row_mode m = testing::how_to_run(row);
+        if (!m.create) continue;
+        ++rows_ran;
+        for (data_type dt : {data_type::bf16, data_type::f16})
+            for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                                 op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData})
+                for (const rounding_geometry &g : {in_ukernel, k_chunks})
+                    check_rounded_output(row, m.create, kind, dt, g);
+    }
+    if (rows_ran == 0) GTEST_SKIP() << "no direct_brgemm row runs here";
 }
 
 }  // namespace

@@ -58,6 +58,12 @@ struct data_operand {
     }
 };
 
+// A user's bf16/f16 tensor with contiguous channels, as the C of a gather whose microkernel
+// rounds its sums into it (direct_plan::out_rounded_in_kernel).
+static tview<uint16_t> user_view_bits(const void *ptr, const data_layout &l) {
+    return {static_cast<uint16_t *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
+}
+
 // The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
 // smaller batch (the gather reads the batch size from the plan).
 static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
@@ -171,7 +177,11 @@ static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *o
 // copied operands are converted, computed from cache and written back before the next chunk,
 // so no whole-tensor copy exists. Each output pixel sums the same products in the same order
 // whatever the chunking (a tile only gathers other pixels), so results do not depend on it.
+// CE: the element type of the gather's C, float (dst in place when f32, else its f32 copy) or
+// the bits of a bf16/f16 dst rounded in place by the microkernel (plan.out_rounded_in_kernel).
+template <typename CE>
 static void run_fwd(const direct_plan &pl, const conv_args &args) {
+    constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const bool flat = direct_flattens_w(p);  // (direct_plan.hpp)
@@ -205,7 +215,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
                         {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
                         (kd * p.k[1] + kh) * p.k[2] + kw};
         }
-    gather_job<float> j{};
+    gather_job<float, CE> j{};
     j.c_chan = p.ocg;
     j.a_chan = p.icg;
     for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], src_sp[x], 0};
@@ -224,8 +234,8 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         const dim_t nb = plc.p.mb;
         const void *src_user = image_at(args.src, p.src, p.dt, n0);
         scratch src_s(copy_src ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-        const data_operand dst_op(p, nthr, pl.dst_direct || by_rows, args.out, p.dst, p.oc(), p.o,
-                                  false, n0, nb);
+        const data_operand dst_op(p, nthr, pl.dst_direct || by_rows || rounded_in_kernel, args.out,
+                                  p.dst, p.oc(), p.o, false, n0, nb);
         const fview src =
             copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(src_user, p.src);
         if (flat) {
@@ -243,21 +253,27 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
             pack_channels_last(p.dt, nb, nthr, src_user, p.src, p.ic(), p.i, src_s.p);
         }
         j.pl = &plc;
-        j.cv = dst_op.v;
         j.av = src;
-        if (by_rows) {
-            gather_job<float> chunk_job;
-            gather_output_rows(plc, &j, &chunk_job, 1,
-                               const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst,
-                               p.oc(), p.o);
-            continue;
+        if constexpr (rounded_in_kernel) {
+            j.cv = user_view_bits(image_at(args.out, p.dst, p.dt, n0), p.dst);
+        } else {
+            j.cv = dst_op.v;
+            if (by_rows) {
+                gather_job<float> chunk_job;
+                gather_output_rows(plc, &j, &chunk_job, 1,
+                                   const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst,
+                                   p.oc(), p.o);
+                continue;
+            }
         }
         gather_parallel(&j, 1);
         dst_op.store(nthr);
     }
 }
 
+template <typename CE>  // as for run_fwd: the C of the gathers, src's type or float
 static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
+    constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const dim_t ldn = panel_ld(p.icg);
@@ -271,7 +287,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
-    gather_job<float> j{};
+    gather_job<float, CE> j{};
     j.c_chan = p.icg;
     j.a_chan = p.ocg;
     j.taps = taps;
@@ -282,8 +298,8 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     // One gather per stride phase (schedule/gather.hpp).
-    scratch jobs_mem(dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * stride_phases(p));
-    gather_job<float> *jobs = reinterpret_cast<gather_job<float> *>(jobs_mem.p);
+    scratch jobs_mem(dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * stride_phases(p));
+    gather_job<float, CE> *jobs = reinterpret_cast<gather_job<float, CE> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     // (By rows: the output's copies are made per chunk of rows, into these jobs.)
     const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
@@ -295,18 +311,23 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
         const dim_t nb = plc.p.mb;
         const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true, n0,
                                   nb);
-        const data_operand src_op(p, nthr, pl.src_direct || by_rows, args.out, p.src, p.ic(), p.i,
-                                  false, n0, nb);
+        const data_operand src_op(p, nthr, pl.src_direct || by_rows || rounded_in_kernel, args.out,
+                                  p.src, p.ic(), p.i, false, n0, nb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
-            jobs[ph].cv = src_op.v;
+            if constexpr (rounded_in_kernel)
+                jobs[ph].cv = user_view_bits(image_at(args.out, p.src, p.dt, n0), p.src);
+            else
+                jobs[ph].cv = src_op.v;
             jobs[ph].av = dst_op.v;
         }
-        if (by_rows) {
-            gather_output_rows(plc, jobs, chunk_jobs, nphases,
-                               const_cast<void *>(image_at(args.out, p.src, p.dt, n0)), p.src,
-                               p.ic(), p.i);
-            continue;
+        if constexpr (!rounded_in_kernel) {
+            if (by_rows) {
+                gather_output_rows(plc, jobs, chunk_jobs, nphases,
+                                   const_cast<void *>(image_at(args.out, p.src, p.dt, n0)), p.src,
+                                   p.ic(), p.i);
+                continue;
+            }
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr);
@@ -339,10 +360,16 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
 void run_direct(const direct_plan &pl, const conv_args &args) {
     switch (pl.p.dir) {
         case conv_direction::fwd:
-            run_fwd(pl, args);
+            if (pl.out_rounded_in_kernel)
+                run_fwd<uint16_t>(pl, args);
+            else
+                run_fwd<float>(pl, args);
             break;
         case conv_direction::bwd_data:
-            run_bwd_data(pl, args);
+            if (pl.out_rounded_in_kernel)
+                run_bwd_data<uint16_t>(pl, args);
+            else
+                run_bwd_data<float>(pl, args);
             break;
         case conv_direction::bwd_weights:
             run_bwd_weights(pl, args);

@@ -8,8 +8,8 @@
 
 namespace convgrad::detail {
 
-direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
-                             const cache_sizes &caches) {
+direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const cache_sizes &caches,
+                             bool round_output_in_kernel) {
     direct_plan d{};
     d.p = p;
     d.vlen = vlen;
@@ -25,6 +25,9 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     // Fixed here, at compile time: the split (and so the bits of the result) never changes.
     d.nthr = threads_for(p.macs());
     const cache_budget b = budget_of(caches);
+    const bool fwd = p.dir == conv_direction::fwd;
+    d.out_rounded_in_kernel = round_output_in_kernel && p.dir != conv_direction::bwd_weights &&
+                              p.dt != data_type::f32 && (fwd ? p.dst.c : p.src.c) == 1;
     d.caches = caches;
     // In double: a problem's extents may reach the dim_t range (the fuzzers build such problems
     // with an empty batch) while the chunk sizes matter only for problems that fit in memory.
@@ -37,8 +40,10 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
     const double isp = double(p.i[0]) * double(p.i[1]) * double(p.i[2]);
     const double osp = double(p.o[0]) * double(p.o[1]) * double(p.o[2]);
+    const bool src_copied = !d.src_direct && !(d.out_rounded_in_kernel && !fwd);
+    const bool dst_copied = !d.dst_direct && !(d.out_rounded_in_kernel && fwd);
     const double copied =
-        (d.src_direct ? 0.0 : isp * double(p.ic())) + (d.dst_direct ? 0.0 : osp * double(p.oc()));
+        (src_copied ? isp * double(p.ic()) : 0.0) + (dst_copied ? osp * double(p.oc()) : 0.0);
     const double chunk_bytes = double(caches.l2) * d.nthr / 2;
     const double mb = double(std::max<dim_t>(p.mb, 1));
     // Chunks of equal size: 64 images in chunks of 63 left a chunk of 1, which streamed all the
@@ -53,9 +58,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                       copied * 4.0 * double(d.images_per_chunk) <= chunk_bytes;
     d.out_rows_per_chunk = 0;
     d.out_row_axis = 0;
-    const bool fwd = p.dir == conv_direction::fwd;
     const dim_t *out_sp = fwd ? p.o : p.i;
-    const bool out_copied = fwd ? !d.dst_direct : !d.src_direct;
+    const bool out_copied = fwd ? dst_copied : src_copied;
     const int X = direct_out_row_axis(p);
     if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && d.images_per_chunk == 1 &&
         out_copied && out_sp[X] > 1) {
@@ -91,8 +95,14 @@ std::string describe(const direct_plan &pl) {
                   : std::string()) +
              " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
              "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
-    s += std::string(" src=") + (pl.src_direct ? "in place" : "copied") +
-         " dst=" + (pl.dst_direct ? "in place" : "copied") + " threads=" + std::to_string(pl.nthr) +
+    const bool fwd = p.dir == conv_direction::fwd;
+    auto how = [&](bool direct, bool out) {
+        return direct                            ? "in place"
+               : out && pl.out_rounded_in_kernel ? "rounded in place"
+                                                 : "copied";
+    };
+    s += std::string(" src=") + how(pl.src_direct, p.dir == conv_direction::bwd_data) +
+         " dst=" + how(pl.dst_direct, fwd) + " threads=" + std::to_string(pl.nthr) +
          " caches: " + to_string(pl.caches);
     return s;
 }

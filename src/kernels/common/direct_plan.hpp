@@ -19,6 +19,12 @@ struct direct_plan {
     // Whether each user tensor is used in place (f32 with contiguous channels) or copied into a
     // dense channels-last f32 scratch buffer (other layouts, bf16/f16).
     bool src_direct, dst_direct;
+    // fwd, bwd_data: the output (dst, or src for bwd_data) is bf16/f16 with contiguous channels,
+    // so the gather rounds its f32 sums into the user's tensor in place: the microkernel does
+    // (brgemm_args::narrow) when all of K is one chunk, else the gather from its f32 tiles in L1.
+    // The output has no f32 copy to write, read back and convert. Only for the kernels that
+    // asked for it (make_direct_plan).
+    bool out_rounded_in_kernel;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
     // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,
@@ -61,8 +67,11 @@ inline int direct_out_row_axis(const conv_problem &p) {
     return out_sp[0] > 1 ? 0 : 1;
 }
 
+/// `round_output_in_kernel`: the kernel's gather can write a bf16/f16 output itself
+/// (direct_plan::out_rounded_in_kernel), when the problem allows it.
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
-                             const cache_sizes &caches = machine_caches());
+                             const cache_sizes &caches = machine_caches(),
+                             bool round_output_in_kernel = false);
 
 /// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2.
 std::string describe(const direct_plan &pl);

@@ -270,12 +270,19 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
         cycles += wei * (4.0 * wei > double(machine_caches().l2) ? 1.5 : 0.5);
     }
     // (The output's copy stays in cache when it is computed in chunks of rows.)
-    const direct_plan pl = make_direct_plan(p, vlen, nregs);
+    const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true);
     const bool fits = pl.chunk_fits_l2, out_fits = fits || pl.out_rows_per_chunk > 0;
+    // An output the microkernel rounds in place costs its conversion in registers only.
+    const bool fwd = p.dir == conv_direction::fwd;
+    const double rounded = 2.0 / vlen;
     cycles += double(p.mb * p.isp() * p.ic()) *
-              direct_copy_cost(p.dt, p.src, bwd_d ? out_fits : fits, vlen);
+              (bwd_d && pl.out_rounded_in_kernel
+                   ? rounded
+                   : direct_copy_cost(p.dt, p.src, bwd_d ? out_fits : fits, vlen));
     cycles += double(p.mb * p.osp() * p.oc()) *
-              direct_copy_cost(p.dt, p.dst, p.dir == conv_direction::fwd ? out_fits : fits, vlen);
+              (fwd && pl.out_rounded_in_kernel
+                   ? rounded
+                   : direct_copy_cost(p.dt, p.dst, fwd ? out_fits : fits, vlen));
     return cycles / double(p.g);
 }
 

@@ -44,10 +44,13 @@ struct gather_tap {
 
 // E is the element type of A and the packed weights: f32 (K packing 1), or bf16 bits in
 // channel pairs (K packing 2, the vdpbf16ps kernel: K and a_chan even, weights VNNI pairs).
-template <typename E>
+// CE is C's: f32, or the bf16/f16 bits of the user's output (the plan's
+// out_rounded_in_kernel), rounded once from the f32 sums: by the microkernel when all of K is
+// one chunk, else from the unit's f32 tiles (gather_tables::acc) after its last chunk.
+template <typename E, typename CE = float>
 struct gather_job {
     const direct_plan *pl;
-    fview cv;              // C tensor (f32, channels contiguous)
+    tview<CE> cv;          // C tensor (channels contiguous)
     tview<E> av;           // A tensor (channels contiguous)
     dim_t c_chan, a_chan;  // channels per group on the C side and the A side (K)
     gather_axis ax[3];
@@ -87,12 +90,15 @@ static inline void call_ukernel(int m, int nv, const brgemm_bf16_args &a) {
 // the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
 constexpr int tiles_per_unit = 8;
 
-template <typename E>
+template <typename E, typename CE>
 struct gather_tables {
     const E **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
     const E **B;  // [tile][slot]
-    float **C;    // [tile][M]
+    CE **C;       // [tile][M]
     int *nbat;    // [tile]
+    // A bf16/f16 C reduced in several K chunks: the chunks accumulate in f32 rows of a block's
+    // width (in L1, [tile][M] row pointers into the thread's buffer), rounded into C at the end.
+    float **acc;
 };
 
 // Register-tile rows of a gather whose C side has `c_chan` channels per group: the rows the
@@ -134,9 +140,9 @@ static inline dim_t gather_zeros_len(dim_t G, dim_t a_chan, dim_t K) {
     return G * a_chan + K + W;
 }
 
-template <typename E>
-static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_split &sp, dim_t kc,
-                       const gather_tables<E> &tb) {
+template <typename E, typename CE>
+static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gather_split &sp,
+                       dim_t kc, const gather_tables<E, CE> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
@@ -166,7 +172,7 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_sp
         for (dim_t tile = tile0; tile < tile1; ++tile) {
             const dim_t ti = tile - tile0, q0 = tile * mt;
             const int m = int(imin(mt, Q - q0));
-            float **C = tb.C + ti * mt;
+            CE **C = tb.C + ti * mt;
             // (n, t0, t1, t2) of pixel q0 by division once, then counted up row by row: the
             // divisions per row cost as much as the products of a short-K tile.
             dim_t cur[4] = {0, 0, 0, q0 % T2};
@@ -251,6 +257,8 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_sp
                 const dim_t a_group = (gi - g) * j.a_chan;
                 a.tail = nb.tail;
                 a.bias = j.bias ? j.bias + gi * j.c_chan + nb.c0 : nullptr;
+                const bool via_acc = sizeof(CE) == 2 && kc < K;
+                if constexpr (sizeof(CE) == 2) a.narrow = via_acc ? data_type::f32 : p.dt;
                 for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
                     a.a_off = a_group + k0;
                     a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
@@ -262,9 +270,22 @@ static void gather_run(const gather_job<E> &j, dim_t s, dim_t e, const gather_sp
                         const dim_t ti = tile - tile0;
                         a.A = tb.A + ti * j.ntaps * mt;
                         a.B = tb.B + ti * j.ntaps;
-                        a.C = tb.C + ti * mt;
+                        if constexpr (sizeof(CE) == 2) {
+                            a.C16 = tb.C + ti * mt;
+                            a.C = tb.acc + ti * mt;
+                        } else {
+                            a.C = tb.C + ti * mt;
+                        }
                         a.nbatch = tb.nbat[ti];
                         call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+                    }
+                }
+                if constexpr (sizeof(CE) == 2) {
+                    if (via_acc) {
+                        const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
+                        for (dim_t ti = 0; ti < tile1 - tile0; ++ti)
+                            for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
+                                vt::narrow(p.dt, tb.acc[ti * mt + r], tb.C[ti * mt + r], n);
                     }
                 }
             }
@@ -281,16 +302,16 @@ static inline dim_t stride_phases(const conv_problem &p) {
     for (int x = 0; x < 3; ++x) n *= imin(p.s[x], p.i[x]);
     return n;
 }
-template <class E>
-static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &proto,
-                                 gather_tap *taps, gather_job<E> *jobs) {
+template <class Job>
+static dim_t bwd_data_phase_jobs(const conv_problem &p, const Job &proto, gather_tap *taps,
+                                 Job *jobs) {
     dim_t nph[3];
     for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
     const dim_t nphases = nph[0] * nph[1] * nph[2];
     dim_t used = 0;
     for (dim_t ph = 0; ph < nphases; ++ph) {
         const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
-        gather_job<E> &jp = jobs[ph];
+        Job &jp = jobs[ph];
         jp = proto;
         jp.taps = taps + used;
         int ntaps = 0;
@@ -319,8 +340,8 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const gather_job<E> &pro
 // weights for the job's taps fit the plan's L2 budget, there is more than one (group, block)
 // pair, and the items still give every thread several; the set of groups per item is as big
 // as the budget allows, or smaller to make those items.
-template <typename E>
-static gather_split gather_split_of(const gather_job<E> &j, dim_t nunits, dim_t nblocks) {
+template <typename E, typename CE>
+static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, dim_t nblocks) {
     const direct_plan &pl = *j.pl;
     const dim_t G = pl.p.g, want = 4 * dim_t(pl.nthr);
     const double group_bytes = double(j.ntaps) * double(j.K) * double(j.ldn) * sizeof(E);
@@ -334,19 +355,19 @@ static gather_split gather_split_of(const gather_job<E> &j, dim_t nunits, dim_t 
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
 // the work of all of them is split statically over the threads.
-template <typename E>
-static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
+template <typename E, typename CE>
+static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
     const int mt = gather_rows(pl, jobs[0].c_chan);
     const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
-    auto units_of = [&](const gather_job<E> &j) {
+    auto units_of = [&](const gather_job<E, CE> &j) {
         return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
     };
     dim_t total = 0;
     int max_taps = 0;
     for (dim_t c = 0; c < njobs; ++c) {
-        const gather_job<E> &j = jobs[c];
+        const gather_job<E, CE> &j = jobs[c];
         const dim_t nunits = units_of(j);
         total += gather_items(gather_split_of(j, nunits, nblocks), p.g);
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
@@ -354,17 +375,23 @@ static void gather_parallel(const gather_job<E> *jobs, dim_t njobs) {
     if (total == 0) return;
     parallel(pl.nthr, [&](int ithr, int nt) {
         const dim_t slots = dim_t(tiles_per_unit) * max_taps;
-        scratch ptrs(2 * (slots * mt + slots + tiles_per_unit * mt) + tiles_per_unit + 16);
-        gather_tables<E> tb;
+        scratch ptrs(2 * (slots * mt + slots + 2 * tiles_per_unit * mt) + tiles_per_unit + 16);
+        gather_tables<E, CE> tb;
         tb.A = reinterpret_cast<const E **>(ptrs.p);
         tb.B = tb.A + slots * mt;
-        tb.C = reinterpret_cast<float **>(const_cast<E **>(tb.B + slots));
-        tb.nbat = reinterpret_cast<int *>(tb.C + tiles_per_unit * mt);
+        tb.C = reinterpret_cast<CE **>(const_cast<E **>(tb.B + slots));
+        tb.acc = reinterpret_cast<float **>(tb.C + tiles_per_unit * mt);
+        tb.nbat = reinterpret_cast<int *>(tb.acc + tiles_per_unit * mt);
+        // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
+        const dim_t acc_row = dim_t(pl.max_nv) * W;
+        scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
+        for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
+            tb.acc[r] = acc.p + r * acc_row;
         dim_t s, e;
         split(total, nt, ithr, s, e);
         dim_t base = 0;
         for (dim_t c = 0; c < njobs && base < e; ++c) {
-            const gather_job<E> &j = jobs[c];
+            const gather_job<E, CE> &j = jobs[c];
             const dim_t nunits = units_of(j);
             const gather_split sp = gather_split_of(j, nunits, nblocks);
             const dim_t work = gather_items(sp, p.g);

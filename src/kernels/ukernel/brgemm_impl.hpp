@@ -27,11 +27,30 @@ static inline typename vt::V ukernel_madd(typename vt::V acc, const uint16_t *a,
 }
 #endif
 
-// The accumulators into C's rows.
+// The accumulators into C16's rows of bf16/f16, each rounded once: through the ISA's vector
+// narrowing (the rounding and NaN rule of the scalar conversions), from a row of floats on the
+// stack, so the last vector's tail is the narrowing's own tail. (Inlined and unrolled like the
+// f32 stores: indexing the accumulators by a run-time row would keep them in memory.)
+template <int M, int NV, typename E>
+__attribute__((always_inline)) inline void ukernel_store_narrow(
+    const brgemm_args<E> &a, const typename vt::V (&acc)[M][NV]) {
+    constexpr int W = vt::W;
+    alignas(64) float row[NV * W];
+    const dim_t n = dim_t(NV - 1) * W + a.tail;
+#pragma GCC unroll 16
+    for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) vt::store(row + j * W, acc[m][j]);
+        vt::narrow(a.narrow, row, a.C16[m], n);
+    }
+}
+
+// The accumulators into C's rows (or C16's, rounded).
 template <int M, int NV, typename E>
 __attribute__((always_inline)) inline void ukernel_store(const brgemm_args<E> &a,
                                                          const typename vt::V (&acc)[M][NV],
                                                          typename vt::mask_t last) {
+    if (a.narrow != data_type::f32) return ukernel_store_narrow<M, NV>(a, acc);
 #pragma GCC unroll 16
     for (int m = 0; m < M; ++m) {
 #pragma GCC unroll 4
