@@ -15,9 +15,9 @@ std::string direct_why_not(const conv_problem &p);
 /// `vlen` lanes.
 std::string grouped_why_not(const conv_problem &p, int vlen);
 
-/// `rounds_output`: `run` writes a bf16/f16 output from its microkernel where the plan allows
-/// (run_direct does; the grouped kernel copies its output).
+/// `run` (run_direct, run_grouped) writes a bf16/f16 output in place, rounded, where the plan
+/// allows (direct_plan::out_rounded_in_kernel).
 std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
-                                           direct_run_fn run, bool rounds_output);
+                                           direct_run_fn run);
 
 }  // namespace convgrad::detail

@@ -77,13 +77,14 @@ void fill_wide_integers(testing::tensor_buffer &t, std::mt19937_64 &rng) {
     for (dim_t i = 0; i < t.count(); ++i) t.set(i, v(rng));
 }
 
-// One 2-D NXC problem for rounded_output_case: the canonical convolution's channels (`red` on
-// the side the op reduces, `out` on its output's side), kernel, padding and stride, and the
-// big and small spatial sizes.
+// One 2-D NXC problem for check_rounded_output: the canonical convolution's channels per group
+// (`red` on the side the op reduces, `out` on its output's side), kernel, padding and stride,
+// the big and small spatial sizes, the fill of the data, and the groups.
 struct rounding_geometry {
     dim_t red, out, k, pad, stride;
     dims big, small;
     void (*fill)(testing::tensor_buffer &, std::mt19937_64 &);
+    dim_t groups = 1;
 };
 
 // Runs `row` on the op of `kind` in `dt` over geometry `g` (weights +-1, bias), expects the
@@ -99,14 +100,15 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
         op o(1, kind, "rounded_in_kernel");
         o.set_attr("strides", dims{g.stride, g.stride}).set_attr("dilations", dims{1, 1});
         o.set_attr("pads_begin", dims{g.pad, g.pad}).set_attr("pads_end", dims{g.pad, g.pad});
-        o.set_attr("groups", dim_t(1)).set_attr("data_format", std::string("NXC"));
+        o.set_attr("groups", g.groups).set_attr("data_format", std::string("NXC"));
         o.set_attr("weights_format", std::string(ct ? "XOI" : "XIO"));
-        const testing::conv_shapes sh{{mb, g.big[0], g.big[1], ic},
-                                      {mb, g.small[0], g.small[1], oc},
-                                      {g.k, g.k, ic, oc},
+        const dim_t G = g.groups;
+        const testing::conv_shapes sh{{mb, g.big[0], g.big[1], G * ic},
+                                      {mb, g.small[0], g.small[1], G * oc},
+                                      {g.k, g.k, ic, G * oc},
                                       {0, 0},
-                                      ic,
-                                      oc};
+                                      G * ic,
+                                      G * oc};
         testing::add_conv_tensors(o, kind, sh, true, t, [&](size_t id, const dims &d) {
             return logical_tensor(id, t, d);
         });
@@ -118,6 +120,7 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
     const std::string what =
         std::string(row.name) + " " + to_string(kind) + " " + to_string(dt) + " " + r.prob.desc();
     ASSERT_EQ(row.serves(r.prob), "") << what;
+    ASSERT_EQ(row.cannot(r.prob), "") << what;
     ASSERT_NE(create(r.prob)->describe().find("rounded in place"), std::string::npos)
         << what << ": the output is not rounded in place";
     std::mt19937_64 rng(uint64_t(kind) * 7 + uint64_t(dt));
@@ -146,29 +149,36 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
 
 // The direct kernel writes a bf16/f16 output in place, each value rounded once from the f32
 // sum (direct_plan::out_rounded_in_kernel), on every `direct_brgemm` row that runs here, for
-// the four ops whose output is a data tensor:
+// the four ops whose output is a data tensor (one output channel side per group):
 // - by the microkernel: 2 channels reduced (sums of three with the bias: exact in f32), 37
 //   output channels (a tail on every vector width), stride 2 and a 1x1 kernel, so the data
 //   gradients have src pixels no tap reaches (written all the same: zero, or the bias alone);
 // - from the gather's f32 tiles: 160 channels x 3x3 taps reduced, 70 output channels, whose
 //   weights panel (160 x 9 taps x 64 lanes of f32, 360 KiB) exceeds the whole-K budget, so K
 //   runs in chunks.
-TEST(LowPrecision, DirectKernelRoundsItsOutputOnce) {
+// And the grouped kernel's register tiles (`grouped_lanes`), rounded in place the same way: 37
+// groups of 2 channels (74 lanes: a tail on every vector width), stride 2, a 1x1 kernel.
+TEST(LowPrecision, DirectAndGroupedKernelsRoundTheirOutputOnce) {
     const rounding_geometry in_ukernel{2, 37, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values};
     const rounding_geometry k_chunks{160, 70, 3, 1, 1, {6, 7}, {6, 7}, fill_wide_integers};
+    const rounding_geometry grouped{2, 2, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values, 37};
     int rows_ran = 0;
     for (const detail::impl_desc &row : detail::kernel_inventory()) {
-        if (std::string(row.name).rfind("direct_brgemm:", 0) != 0) continue;
+        const std::string name = row.name;
+        std::vector<rounding_geometry> geometries;
+        if (name.rfind("direct_brgemm:", 0) == 0) geometries = {in_ukernel, k_chunks};
+        if (name.rfind("grouped_lanes:", 0) == 0) geometries = {grouped};
+        if (geometries.empty()) continue;
         const testing::row_mode m = testing::how_to_run(row);
         if (!m.create) continue;
         ++rows_ran;
         for (data_type dt : {data_type::bf16, data_type::f16})
             for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                                  op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData})
-                for (const rounding_geometry &g : {in_ukernel, k_chunks})
+                for (const rounding_geometry &g : geometries)
                     check_rounded_output(row, m.create, kind, dt, g);
     }
-    if (rows_ran == 0) GTEST_SKIP() << "no direct_brgemm row runs here";
+    if (rows_ran == 0) GTEST_SKIP() << "no direct_brgemm or grouped_lanes row runs here";
 }
 
 }  // namespace

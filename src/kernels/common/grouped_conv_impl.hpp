@@ -54,6 +54,17 @@ static inline V grouped_fma(V x, const float *w, V acc, const typename vt::perm_
 
 constexpr int gm = 8;  // output pixels per register tile
 
+// One output pixel's channels c0.. of a block (mask mk, n of them): f32 stored as is; the bits
+// of a bf16/f16 output (direct_plan::out_rounded_in_kernel) rounded once, in place.
+static inline void grouped_store(float *p, V v, mask_t mk, int, data_type) {
+    vt::store_mask(p, v, mk);
+}
+static inline void grouped_store(uint16_t *p, V v, mask_t, int n, data_type dt) {
+    alignas(64) float t[W];
+    vt::store(t, v);
+    vt::narrow(dt, t, p, n);
+}
+
 // fwd and bwd_data walk the channel blocks in sets whose packed weights take at most half of
 // L1, innermost, over chunks of grouped_row_chunk rows: the pixels of a tile stay in L1 across
 // a set's blocks, and the set's weights across the rows of a chunk (all blocks' weights would
@@ -64,10 +75,11 @@ static dim_t grouped_blocks_per_set(const direct_plan &pl, dim_t cg) {
     return imax(1, pl.caches.l1d / 2 / block_bytes);
 }
 
-// fwd (CG = cg): dst[pix][c] += sum_taps sum_i src[pix'][group(c) base + i] * w.
-template <int CG>
-static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &dst, const float *wp,
-                        const float *bias, dim_t nblocks) {
+// fwd (CG = cg): dst[pix][c] += sum_taps sum_i src[pix'][group(c) base + i] * w. CE: dst's
+// element type (float, or bf16/f16 bits rounded in place).
+template <int CG, typename CE>
+static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE> &dst,
+                        const float *wp, const float *bias, dim_t nblocks) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     typename vt::perm_t perm[CG];
@@ -83,7 +95,8 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
             for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm)
             for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
                 const dim_t c0 = b * W;
-                const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                const int nc = int(imin(W, C - c0));
+                const mask_t mk = vt::mask(nc);
                 const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                 const int m = int(imin(gm, p.o[2] - ow0));
                 V acc[gm];
@@ -120,18 +133,19 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const fview &ds
                         }
                     }
                 }
-                float *drow = dst.at(n, od, oh, ow0) + c0;
+                CE *drow = dst.at(n, od, oh, ow0) + c0;
 #pragma GCC unroll 8
                 for (int q = 0; q < gm; ++q)
-                    if (q < m) vt::store_mask(drow + q * dst.w, acc[q], mk);
+                    if (q < m) grouped_store(drow + q * dst.w, acc[q], mk, nc, p.dt);
             }
         }
     });
 }
 
 // bwd_data (CG = cg): src[pix][c] = sum over taps reaching pix, sum_j dst[o][group(c) base + j] * w.
-template <int CG>
-static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fview &dst,
+// CE: src's element type, as for grouped_fwd.
+template <int CG, typename CE>
+static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const fview &dst,
                              const float *wt, const float *bias, dim_t nblocks) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
@@ -152,7 +166,8 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                 for (dim_t t0 = 0; t0 < T; t0 += gm)
                 for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
                     const dim_t c0 = b * W;
-                    const mask_t mk = vt::mask(int(imin(W, C - c0)));
+                    const int nc = int(imin(W, C - c0));
+                    const mask_t mk = vt::mask(nc);
                     const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                     const int m = int(imin(gm, T - t0));
                     V acc[gm];
@@ -185,12 +200,12 @@ static void grouped_bwd_data(const direct_plan &pl, const fview &src, const fvie
                             }
                         }
                     }
-                    float *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
+                    CE *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
                     // (Several pixels per phase only when the stride is below the width.)
                     const dim_t sstep = m > 1 ? p.s[2] * src.w : 0;
 #pragma GCC unroll 8
                     for (int q = 0; q < gm; ++q)
-                        if (q < m) vt::store_mask(srow + q * sstep, acc[q], mk);
+                        if (q < m) grouped_store(srow + q * sstep, acc[q], mk, nc, p.dt);
                 }
             }
         }
@@ -312,17 +327,25 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;
     // Like the direct kernel: copied operands are streamed in chunks of images. Every output
-    // row is computed on its own, so the chunking does not change any result.
+    // row is computed on its own, so the chunking does not change any result. A bf16/f16 output
+    // with contiguous channels is rounded in place (the plan's out_rounded_in_kernel).
+    const bool rounded = pl.out_rounded_in_kernel;
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
-        const data_operand src_op(p, nthr, pl.src_direct, src_out ? args.out : args.src, p.src, C,
-                                  p.i, !src_out, n0, nb);
-        const data_operand dst_op(p, nthr, pl.dst_direct, dst_out ? args.out : args.dst, p.dst, C,
-                                  p.o, !dst_out, n0, nb);
-        if (dst_out) {
+        const data_operand src_op(p, nthr, pl.src_direct || (src_out && rounded),
+                                  src_out ? args.out : args.src, p.src, C, p.i, !src_out, n0, nb);
+        const data_operand dst_op(p, nthr, pl.dst_direct || (dst_out && rounded),
+                                  dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out, n0, nb);
+        if (dst_out && rounded) {
+            const tview<uint16_t> out = user_view_bits(image_at(args.out, p.dst, p.dt, n0), p.dst);
+            grouped_fwd<CG>(plc, src_op.v, out, w.p, bp, nblocks);
+        } else if (dst_out) {
             grouped_fwd<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
             dst_op.store(nthr);
+        } else if (rounded) {
+            const tview<uint16_t> out = user_view_bits(image_at(args.out, p.src, p.dt, n0), p.src);
+            grouped_bwd_data<CG>(plc, out, dst_op.v, w.p, bp, nblocks);
         } else {
             grouped_bwd_data<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
             src_op.store(nthr);
