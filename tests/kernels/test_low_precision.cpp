@@ -85,6 +85,7 @@ struct rounding_geometry {
     dims big, small;
     void (*fill)(testing::tensor_buffer &, std::mt19937_64 &);
     dim_t groups = 1;
+    bool bias = true;
 };
 
 // Runs `row` on the op of `kind` in `dt` over geometry `g` (weights +-1, bias), expects the
@@ -109,7 +110,7 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
                                       {0, 0},
                                       G * ic,
                                       G * oc};
-        testing::add_conv_tensors(o, kind, sh, true, t, [&](size_t id, const dims &d) {
+        testing::add_conv_tensors(o, kind, sh, g.bias, t, [&](size_t id, const dims &d) {
             return logical_tensor(id, t, d);
         });
         return o;
@@ -157,17 +158,26 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
 //   weights panel (160 x 9 taps x 64 lanes of f32, 360 KiB) exceeds the whole-K budget, so K
 //   runs in chunks.
 // And the grouped kernel's register tiles (`grouped_lanes`), rounded in place the same way: 37
-// groups of 2 channels (74 lanes: a tail on every vector width), stride 2, a 1x1 kernel.
-TEST(LowPrecision, DirectAndGroupedKernelsRoundTheirOutputOnce) {
+// groups of 2 channels (74 lanes: a tail on every vector width), stride 2, a 1x1 kernel. And
+// the GEMM kernel's C (no bias: a bias keeps its f32 block), 1x1 at stride 1: 2 channels
+// reduced (one K block, rounded by the microkernel straight away), and 1000 (K blocks summed
+// in the f32 block, the last one's microkernel rounding into the user's tensor).
+TEST(LowPrecision, OptimizedKernelsRoundTheirOutputOnce) {
     const rounding_geometry in_ukernel{2, 37, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values};
     const rounding_geometry k_chunks{160, 70, 3, 1, 1, {6, 7}, {6, 7}, fill_wide_integers};
     const rounding_geometry grouped{2, 2, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values, 37};
+    const rounding_geometry gemm_one_block{2, 37,   1, 0, 1, {7, 9}, {7, 9}, fill_rounding_values,
+                                           1, false};
+    // (Pixels enough for 2 blocks of rows per thread: fewer would split K over the threads.)
+    const rounding_geometry gemm_k_blocks{1000, 40,   1, 0, 1, {9, 16}, {9, 16}, fill_wide_integers,
+                                          1,    false};
     int rows_ran = 0;
     for (const detail::impl_desc &row : detail::kernel_inventory()) {
         const std::string name = row.name;
         std::vector<rounding_geometry> geometries;
         if (name.rfind("direct_brgemm:", 0) == 0) geometries = {in_ukernel, k_chunks};
         if (name.rfind("grouped_lanes:", 0) == 0) geometries = {grouped};
+        if (name.rfind("gemm:", 0) == 0) geometries = {gemm_one_block, gemm_k_blocks};
         if (geometries.empty()) continue;
         const testing::row_mode m = testing::how_to_run(row);
         if (!m.create) continue;
@@ -178,7 +188,7 @@ TEST(LowPrecision, DirectAndGroupedKernelsRoundTheirOutputOnce) {
                 for (const rounding_geometry &g : geometries)
                     check_rounded_output(row, m.create, kind, dt, g);
     }
-    if (rows_ran == 0) GTEST_SKIP() << "no direct_brgemm or grouped_lanes row runs here";
+    if (rows_ran == 0) GTEST_SKIP() << "no direct_brgemm, grouped_lanes or gemm row runs here";
 }
 
 }  // namespace

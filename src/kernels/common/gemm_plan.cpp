@@ -504,13 +504,20 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs,
 
 std::string describe(const gemm_plan &pl) {
     auto name = [&](const gemm_operand &o) { return std::string(tensor_name(o.t)); };
+    // C in the user's tensor when every column block is one run (gemm_c_in_place).
+    bool runs = gemm_c_in_place(pl);
+    for (dim_t n0 = 0; runs && n0 < pl.N; n0 += pl.nc)
+        runs = pl.c.col_run[n0] >= std::min(pl.nc, pl.N - n0);
+    const std::string c_how = !runs                       ? ""
+                              : pl.p.dt == data_type::f32 ? " output=in place"
+                                                          : " output=rounded in place";
     std::string s = "C=" + name(pl.c) + "[" + std::to_string(pl.M) + "x" + std::to_string(pl.N) +
                     "] A=" + name(pl.a) + " B=" + name(pl.b) + " K=" + std::to_string(pl.K) +
                     " groups=" + std::to_string(pl.p.g) + (pl.est.transposed ? " transposed" : "") +
                     " tile=" + std::to_string(pl.mr) + "x" + std::to_string(pl.nv * pl.vlen) +
                     " mc=" + std::to_string(pl.mc) + " nc=" + std::to_string(pl.nc) +
                     " kc=" + std::to_string(pl.kc) + " ksplit=" + std::to_string(pl.ksplit) +
-                    (pl.prefill ? " prefill" : "") +
+                    (pl.prefill ? " prefill" : "") + c_how +
                     (pl.pad.needed ? " src_padded_copy=" + std::to_string(pl.pad.elems) : "") +
                     " est=" + fmt(pl.est.total()) + " (fma " + fmt(pl.est.fma) + ", pack " +
                     fmt(pl.est.pack) + ", store " + fmt(pl.est.store) +

@@ -92,6 +92,12 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs);
 /// gemm_shape_why_not.
 gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables);
 
+/// Whether the kernel writes C in the user's tensor itself (no f32 block stored after): no
+/// bias, no prefill, no K split. Per unit, also its columns must be one contiguous run.
+inline bool gemm_c_in_place(const gemm_plan &pl) {
+    return pl.ksplit == 1 && pl.bias_axis < 0 && !pl.prefill;
+}
+
 /// "C=src[P x I]*... lanes=..." description of the mapping a plan chose.
 std::string describe(const gemm_plan &pl);
 

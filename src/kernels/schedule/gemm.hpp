@@ -6,7 +6,8 @@
 // Operands are read through offset tables (element = group base + row[r] + col[c]), so any
 // layout and any user strides work: the packers copy what the microkernel needs, contiguous
 // runs as vectors (bf16/f16 widened exactly on the way), the rest element by element. C is
-// accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16).
+// accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16), or in
+// place (gemm_c_in_place).
 //
 // The schedule; included by each ISA's translation unit inside its own namespace after the
 // microkernel, kernel_helpers.hpp and pack/gemm_operands_impl.hpp.
@@ -36,11 +37,14 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
     const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad + nc_pad;
     scratch work(per_thr * pl.nthr);
     const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
-    // f32 C without a bias or a K split: a unit whose columns are one contiguous run (NCX
-    // pixels, or NXC channels) is accumulated in the user's tensor itself, not in the f32 block
-    // then copied: the copy wrote each output twice, and a 1x1 layer's forward in NCX spent a
-    // quarter of its time in it.
-    const bool c_in_place = p.dt == data_type::f32 && pl.ksplit == 1 && !biasp && !pl.prefill;
+    // C without a bias or a K split: a unit whose columns are one contiguous run (NCX pixels, or
+    // NXC channels) is written in the user's tensor itself, not in the f32 block then copied:
+    // the copy wrote each output twice, and a 1x1 layer's forward in NCX spent a quarter of its
+    // time in it. f32 accumulates there; bf16/f16 accumulates its first K blocks in the block,
+    // and the microkernel rounds the last one's sums into the user's tensor
+    // (brgemm_args::narrow).
+    const bool c_in_place = gemm_c_in_place(pl);
+    const bool rounded = p.dt != data_type::f32;
     // With a K split every part keeps its block: [part][g][M][N], reduced below.
     const dim_t gmn = p.g * pl.M * pl.N;
     scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
@@ -49,6 +53,7 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
               *Brow = Cb + mc_pad * nc_pad;
         const float *rows[max_rows];
         float *crows[max_rows];
+        uint16_t *crows16[max_rows];
         const float *panel = nullptr;
         dim_t s, e;
         split(units, nthr, ithr, s, e);
@@ -63,9 +68,11 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
             // An empty K range (bwd_weights of an empty batch) sums to zero.
             if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
             const bool direct_c = c_in_place && k_s < k_e && pl.c.col_run[n0] >= ncnt;
-            float *const cuser =
-                direct_c ? static_cast<float *>(args.out) + g * pl.c.gstride + pl.c.col[n0]
-                         : nullptr;
+            const dim_t cat = g * pl.c.gstride + pl.c.col[n0];  // (element offset of the unit)
+            float *const cuser = direct_c && !rounded ? static_cast<float *>(args.out) + cat
+                                                      : nullptr;
+            uint16_t *const cuser16 =
+                direct_c && rounded ? static_cast<uint16_t *>(args.out) + cat : nullptr;
             for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
                 const dim_t kcnt = imin(pl.kc, k_e - k0);
                 if (gemm_b_by_rows(pl, n0, ncnt, NR))
@@ -89,12 +96,20 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     a.C = crows;
                     a.tail = W;
                     a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
+                    a.narrow = cuser16 && k0 + kcnt == k_e ? p.dt : data_type::f32;
+                    a.C16 = crows16;
                     for (dim_t np = 0; np < ncnt; np += NR) {
                         panel = Bp + np * kcnt;
                         const int nv = int(div_up(imin(NR, ncnt - np), W));
-                        if (direct_c) {  // the last vector masked to the unit's columns
+                        if (cuser) {  // the last vector masked to the unit's columns
                             for (dim_t r = 0; r < nrows; ++r)
                                 crows[r] = cuser + pl.c.row[m0 + mp + r] + np;
+                            a.tail = int(imin(NR, ncnt - np) - (nv - 1) * W);
+                        } else if (cuser16) {  // the f32 block, then the user's rows, masked
+                            for (dim_t r = 0; r < nrows; ++r) {
+                                crows[r] = Cb + (mp + r) * nc_pad + np;
+                                crows16[r] = cuser16 + pl.c.row[m0 + mp + r] + np;
+                            }
                             a.tail = int(imin(NR, ncnt - np) - (nv - 1) * W);
                         } else {
                             for (dim_t r = 0; r < nrows; ++r)

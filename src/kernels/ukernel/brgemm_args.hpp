@@ -41,9 +41,10 @@ struct brgemm_args {
     int tail;           // valid lanes of the last vector (1..W)
     ukernel_init init;
     const float *bias;  // with init == bias: the bias of C's first column
-    // A C in bf16 or f16 (the user's output, in place): with `narrow` bf16/f16, the sums go to
-    // C16's rows instead of C's, rounded once to nearest-even, so the C of one call must be the
-    // whole reduction (init is not accumulate). f32 (the default): C.
+    // A C in bf16 or f16 (the user's output, in place): with `narrow` bf16/f16, the results
+    // (with init == accumulate, C's f32 values plus the sums) go to C16's rows instead of C's,
+    // rounded once to nearest-even, so such a call must be the last of its C's reduction.
+    // f32 (the default): C.
     data_type narrow = data_type::f32;
     uint16_t *const *C16 = nullptr;  // [M] row pointers
 };
