@@ -45,8 +45,9 @@ struct gather_tap {
 // E is the element type of A and the packed weights: f32 (K packing 1), or bf16 bits in
 // channel pairs (K packing 2, the vdpbf16ps kernel: K and a_chan even, weights VNNI pairs).
 // CE is C's: f32, or the bf16/f16 bits of the user's output (the plan's
-// out_rounded_in_kernel), rounded once from the f32 sums: by the microkernel when all of K is
-// one chunk, else from the unit's f32 tiles (gather_tables::acc) after its last chunk.
+// out_rounded_in_kernel), rounded once by the microkernel from the f32 sums: straight away when
+// all of K is one chunk, else after the earlier chunks accumulated in the unit's f32 tiles
+// (gather_tables::acc), by the last chunk's call.
 template <typename E, typename CE = float>
 struct gather_job {
     const direct_plan *pl;
@@ -97,7 +98,8 @@ struct gather_tables {
     CE **C;       // [tile][M]
     int *nbat;    // [tile]
     // A bf16/f16 C reduced in several K chunks: the chunks accumulate in f32 rows of a block's
-    // width (in L1, [tile][M] row pointers into the thread's buffer), rounded into C at the end.
+    // width (in L1, [tile][M] row pointers into the thread's buffer); the last one's results
+    // are rounded into C.
     float **acc;
 };
 
@@ -257,12 +259,12 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                 const dim_t a_group = (gi - g) * j.a_chan;
                 a.tail = nb.tail;
                 a.bias = j.bias ? j.bias + gi * j.c_chan + nb.c0 : nullptr;
-                const bool via_acc = sizeof(CE) == 2 && kc < K;
-                if constexpr (sizeof(CE) == 2) a.narrow = via_acc ? data_type::f32 : p.dt;
                 for (dim_t k0 = 0; k0 < imax(K, 1); k0 += kc) {
                     a.a_off = a_group + k0;
                     a.b_off = k0 * j.ldn;  // (k0 / P) * ldb: k0 is even when P = 2 (kc, K even)
                     a.K = imin(kc, K - k0);
+                    if constexpr (sizeof(CE) == 2)  // (the last chunk: with all of K, the only one)
+                        a.narrow = k0 + kc >= K ? p.dt : data_type::f32;
                     a.init = k0 > 0   ? ukernel_init::accumulate
                              : j.bias ? ukernel_init::bias
                                       : ukernel_init::zero;
@@ -278,14 +280,6 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                         }
                         a.nbatch = tb.nbat[ti];
                         call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
-                    }
-                }
-                if constexpr (sizeof(CE) == 2) {
-                    if (via_acc) {
-                        const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
-                        for (dim_t ti = 0; ti < tile1 - tile0; ++ti)
-                            for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
-                                vt::narrow(p.dt, tb.acc[ti * mt + r], tb.C[ti * mt + r], n);
                     }
                 }
             }
