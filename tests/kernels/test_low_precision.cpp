@@ -88,9 +88,10 @@ struct rounding_geometry {
     bool bias = true;
 };
 
-// Runs `row` on the op of `kind` in `dt` over geometry `g` (weights +-1, bias), expects the
-// reference's values bit for bit, and expects the plan to round the output in place and the
-// data to make that rounding matter (the same op in f32, whose sums are exact, differs).
+// Runs `row` on the op of `kind` in `dt` over geometry `g` (weights +-1; a bias unless `g` has
+// none), expects the reference's values bit for bit, and expects the plan to round the output
+// in place and the data to make that rounding matter (the same op in f32, whose sums are
+// exact, differs).
 void check_rounded_output(const detail::impl_desc &row, testing::create_fn create, op_kind kind,
                           data_type dt, const rounding_geometry &g) {
     const bool out_is_src =
@@ -150,7 +151,7 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
 
 // The direct kernel writes a bf16/f16 output in place, each value rounded once from the f32
 // sum (direct_plan::out_rounded_in_kernel), on every `direct_brgemm` row that runs here, for
-// the four ops whose output is a data tensor (one output channel side per group):
+// the four ops whose output is a data tensor:
 // - by the microkernel: 2 channels reduced (sums of three with the bias: exact in f32), 37
 //   output channels (a tail on every vector width), stride 2 and a 1x1 kernel, so the data
 //   gradients have src pixels no tap reaches (written all the same: zero, or the bias alone);
