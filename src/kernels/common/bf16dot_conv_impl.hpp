@@ -33,7 +33,7 @@ struct pairs_operand {
         : copy(in_place(p, l, cg) ? 0
                                   : div_up(p.mb * sp[0] * sp[1] * sp[2] * p.g * (cg + cg % 2), 2)) {
         if (in_place(p, l, cg)) {
-            v = {static_cast<bf16_t *>(const_cast<void *>(user)), l.n, l.sp[0], l.sp[1], l.sp[2]};
+            v = user_view<bf16_t>(user, l);
             chan = cg;
             return;
         }

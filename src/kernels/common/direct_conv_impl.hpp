@@ -58,12 +58,6 @@ struct data_operand {
     }
 };
 
-// A user's bf16/f16 tensor with contiguous channels, as the C of a gather whose microkernel
-// rounds its sums into it (direct_plan::out_rounded_in_kernel).
-static tview<uint16_t> user_view_bits(const void *ptr, const data_layout &l) {
-    return {static_cast<uint16_t *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
-}
-
 // The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
 // smaller batch (the gather reads the batch size from the plan).
 static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
@@ -255,7 +249,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         j.pl = &plc;
         j.av = src;
         if constexpr (rounded_in_kernel) {
-            j.cv = user_view_bits(image_at(args.out, p.dst, p.dt, n0), p.dst);
+            j.cv = user_view<uint16_t>(image_at(args.out, p.dst, p.dt, n0), p.dst);
         } else {
             j.cv = dst_op.v;
             if (by_rows) {
@@ -316,7 +310,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
             if constexpr (rounded_in_kernel)
-                jobs[ph].cv = user_view_bits(image_at(args.out, p.src, p.dt, n0), p.src);
+                jobs[ph].cv = user_view<uint16_t>(image_at(args.out, p.src, p.dt, n0), p.src);
             else
                 jobs[ph].cv = src_op.v;
             jobs[ph].av = dst_op.v;

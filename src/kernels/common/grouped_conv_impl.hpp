@@ -338,13 +338,13 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
         const data_operand dst_op(p, nthr, pl.dst_direct || (dst_out && rounded),
                                   dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out, n0, nb);
         if (dst_out && rounded) {
-            const tview<uint16_t> out = user_view_bits(image_at(args.out, p.dst, p.dt, n0), p.dst);
+            const auto out = user_view<uint16_t>(image_at(args.out, p.dst, p.dt, n0), p.dst);
             grouped_fwd<CG>(plc, src_op.v, out, w.p, bp, nblocks);
         } else if (dst_out) {
             grouped_fwd<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
             dst_op.store(nthr);
         } else if (rounded) {
-            const tview<uint16_t> out = user_view_bits(image_at(args.out, p.src, p.dt, n0), p.src);
+            const auto out = user_view<uint16_t>(image_at(args.out, p.src, p.dt, n0), p.src);
             grouped_bwd_data<CG>(plc, out, dst_op.v, w.p, bp, nblocks);
         } else {
             grouped_bwd_data<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);

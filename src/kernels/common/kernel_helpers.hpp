@@ -104,8 +104,8 @@ struct scratch {
     scratch &operator=(const scratch &) = delete;
 };
 
-// A channels-last tensor of elements E (f32; bf16 bits for the vdpbf16ps kernel): element
-// strides of n, d, h, w; channels contiguous.
+// A channels-last tensor of elements E (f32; bf16 bits for the vdpbf16ps kernel, bf16/f16 bits
+// of an output rounded in place): element strides of n, d, h, w; channels contiguous.
 template <typename E>
 struct tview {
     E *p;
@@ -116,8 +116,9 @@ struct tview {
 };
 using fview = tview<float>;
 
-static fview user_view(const void *ptr, const data_layout &l) {
-    return {static_cast<float *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
+template <typename E = float>
+static tview<E> user_view(const void *ptr, const data_layout &l) {
+    return {static_cast<E *>(const_cast<void *>(ptr)), l.n, l.sp[0], l.sp[1], l.sp[2]};
 }
 static fview dense_view(float *p, dim_t C, const dim_t *sp) {
     return {p, sp[0] * sp[1] * sp[2] * C, sp[1] * sp[2] * C, sp[2] * C, C};

@@ -101,21 +101,15 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     for (dim_t np = 0; np < ncnt; np += NR) {
                         panel = Bp + np * kcnt;
                         const int nv = int(div_up(imin(NR, ncnt - np), W));
-                        if (cuser) {  // the last vector masked to the unit's columns
-                            for (dim_t r = 0; r < nrows; ++r)
-                                crows[r] = cuser + pl.c.row[m0 + mp + r] + np;
-                            a.tail = int(imin(NR, ncnt - np) - (nv - 1) * W);
-                        } else if (cuser16) {  // the f32 block, then the user's rows, masked
-                            for (dim_t r = 0; r < nrows; ++r) {
-                                crows[r] = Cb + (mp + r) * nc_pad + np;
-                                crows16[r] = cuser16 + pl.c.row[m0 + mp + r] + np;
-                            }
-                            a.tail = int(imin(NR, ncnt - np) - (nv - 1) * W);
-                        } else {
-                            for (dim_t r = 0; r < nrows; ++r)
-                                crows[r] = Cb + (mp + r) * nc_pad + np;
-                            a.tail = W;
+                        // f32 in place: the user's rows; else the f32 block, and for bf16/f16 in
+                        // place the user's rows too (the last K block's results).
+                        for (dim_t r = 0; r < nrows; ++r) {
+                            const dim_t at = pl.c.row[m0 + mp + r] + np;
+                            crows[r] = cuser ? cuser + at : Cb + (mp + r) * nc_pad + np;
+                            if (cuser16) crows16[r] = cuser16 + at;
                         }
+                        // In place, the last vector is masked to the unit's columns.
+                        a.tail = direct_c ? int(imin(NR, ncnt - np) - (nv - 1) * W) : W;
                         call_f32_ukernel(int(nrows), nv, a);
                     }
                 }
