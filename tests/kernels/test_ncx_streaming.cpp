@@ -296,20 +296,28 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 }
 
 // Runs one ISA's direct kernel with its plan's threads and (chunk > 0) images per chunk set, and
-// (out_rows > 0) the output of fwd/bwd_data computed that many rows at a time.
+// (out_rows > 0) the output of fwd/bwd_data computed that many rows at a time. `rounded`: a
+// bf16/f16 output with contiguous channels is rounded in place by the gather, as the kernels'
+// plans ask (the plan's out_rounded_in_kernel), instead of through an f32 copy. `in_rows`: by
+// rows, the input is copied a chunk's rows at a time (the plan's in_rows_copied; else per
+// image, or read in place).
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
-                               bool grouped, dim_t out_rows = 0) {
-    detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+                               bool grouped, dim_t out_rows = 0, bool rounded = false,
+                               bool in_rows = false) {
+    detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs,
+                                                      detail::machine_caches(), rounded);
     pl.nthr = nthr;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
     // thread at a time: in both the order of every sum stays the same.
     if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
-    // By rows of the output along d, or h when d is 1 (an image at a time), as the plan does for
-    // images beyond L2.
+    // By rows of the output along d, h or w (the outermost of more than one pixel; an image at a
+    // time), as the plan does for images beyond L2: the input's copy then holds only the rows
+    // those read.
     if (out_rows > 0) {
         pl.images_per_chunk = 1;
         pl.out_rows_per_chunk = out_rows;
         pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob);
+        pl.in_rows_copied = in_rows;
     }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
@@ -342,26 +350,36 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                 const std::vector<double> want = run_direct(u, nxc, nthr, 0, c.grouped);
                 // Every chunking of dense NCX; one each for the other layouts (fast enough for the
                 // sanitizer runs).
-                // (and output rows 1 and 2 at a time: an uneven split).
+                // (and output rows 1 and 2 at a time: an uneven split; an output rounded in place,
+                // NXC, with its input rows copied when bf16/f16).
                 struct run_of {
                     layout l;
                     dim_t chunk, out_rows;
+                    bool rounded, in_rows;
                 };
-                const run_of runs_of[] = {{layout::ncx, 0, 0},          {layout::ncx, 1, 0},
-                                          {layout::ncx, 2, 0},          {layout::ncx_row_gaps, 1, 0},
-                                          {layout::ncx_strided_w, 2, 0}, {layout::ncx, 1, 1},
-                                          {layout::nxc, 1, 2}};
-                for (const auto &[l, chunk, out_rows] : runs_of) {
+                const run_of runs_of[] = {{layout::ncx, 0, 0, false, false},
+                                          {layout::ncx, 1, 0, false, false},
+                                          {layout::ncx, 2, 0, false, false},
+                                          {layout::ncx_row_gaps, 1, 0, false, false},
+                                          {layout::ncx_strided_w, 2, 0, false, false},
+                                          {layout::ncx, 1, 1, false, false},
+                                          {layout::ncx, 1, 2, false, true},
+                                          {layout::nxc, 1, 2, false, true},
+                                          {layout::nxc, 0, 0, true, false},
+                                          {layout::nxc, 1, 1, true, true},
+                                          {layout::ncx_row_gaps, 1, 2, true, true}};
+                for (const auto &[l, chunk, out_rows, rounded, in_rows] : runs_of) {
                     if (out_rows > 0 && !output_by_rows_applies(c)) continue;
                     prepared pr = prepare(c, l, false);
                     const std::vector<double> got =
-                        run_direct(u, pr, nthr, chunk, c.grouped, out_rows);
+                        run_direct(u, pr, nthr, chunk, c.grouped, out_rows, rounded, in_rows);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
                             << u.name << " " << c.what << " " << layout_names[int(l)] << " threads "
                             << nthr << " images per chunk " << chunk << " output rows "
-                            << out_rows << " at " << i;
+                            << out_rows << (rounded ? " rounded in place" : "")
+                            << (in_rows ? " input by rows" : "") << " at " << i;
                     ++runs;
                 }
             }
@@ -373,21 +391,26 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
 
 TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
     for (const stream_case &c : cases)
-        for (layout l : {layout::ncx, layout::ncx_strided_w}) {
+        for (layout l : {layout::ncx, layout::ncx_strided_w, layout::nxc}) {
             prepared pr = prepare(c, l, true);
             tensor_buffer ref(pr.r.outputs[0]);  // once per problem, for every unit
             testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
             const std::vector<double> want = ref.values();
             for (const direct_unit &u : units) {
                 if (!detail::isa_available(u.isa) || (c.grouped && !u.run_grouped)) continue;
-                for (const dim_t out_rows : {0, 1}) {
-                    if (out_rows > 0 && !output_by_rows_applies(c)) continue;
-                    const std::vector<double> got = run_direct(u, pr, 2, 1, c.grouped, out_rows);
-                    for (size_t i = 0; i < got.size(); ++i)
-                        ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " "
-                                                   << layout_names[int(l)] << " output rows "
-                                                   << out_rows << " at " << i;
-                }
+                for (const dim_t out_rows : {0, 1})
+                    for (const bool rounded : {false, true})
+                        for (const bool in_rows : {false, true}) {
+                            if (out_rows > 0 ? !output_by_rows_applies(c) : in_rows) continue;
+                            const std::vector<double> got =
+                                run_direct(u, pr, 2, 1, c.grouped, out_rows, rounded, in_rows);
+                            for (size_t i = 0; i < got.size(); ++i)
+                                ASSERT_EQ(got[i], want[i])
+                                    << u.name << " " << c.what << " " << layout_names[int(l)]
+                                    << " output rows " << out_rows
+                                    << (rounded ? " rounded in place" : "")
+                                    << (in_rows ? " input by rows" : "") << " at " << i;
+                        }
             }
         }
 }

@@ -2,6 +2,7 @@
 // decoded right, and the budgets (so the plans) follow the sizes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "kernels/common/direct_plan.hpp"
@@ -53,6 +54,117 @@ TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
     EXPECT_EQ(big.rows_per_chunk, 2 * small.rows_per_chunk);
     EXPECT_GT(big.gather_panel, small.gather_panel);
     EXPECT_NE(describe(big).find("rows_per_chunk="), std::string::npos);
+}
+
+// A channels-last problem of one image along h (2-D) or w (1-D), dims as {h, w}.
+conv_problem rows_problem(conv_direction dir, data_type dt, dim_t C, dim_t ih, dim_t iw, dim_t k,
+                          dim_t s, dim_t dl, dim_t pad) {
+    conv_problem p{};
+    p.dir = dir;
+    p.dt = dt;
+    p.mb = 1, p.g = 1, p.icg = C, p.ocg = C;
+    p.nsp = 2;
+    const dim_t in[3] = {1, ih, iw};
+    for (int x = 0; x < 3; ++x) {
+        p.i[x] = in[x];
+        p.k[x] = in[x] > 1 ? k : 1;
+        p.s[x] = in[x] > 1 ? s : 1;
+        p.dl[x] = in[x] > 1 ? dl : 1;
+        p.pb[x] = p.pe[x] = in[x] > 1 ? pad : 0;
+        p.o[x] = (p.i[x] + 2 * p.pb[x] - (p.k[x] - 1) * p.dl[x] - 1) / p.s[x] + 1;
+    }
+    p.src = {p.i[0] * p.i[1] * p.i[2] * C, 1, {p.i[1] * p.i[2] * C, p.i[2] * C, C}};
+    p.dst = {p.o[0] * p.o[1] * p.o[2] * C, 1, {p.o[1] * p.o[2] * C, p.o[2] * C, C}};
+    return p;
+}
+
+TEST(Plan, InputRowsAreThoseTheOutputRowsWindowsRead) {
+    // Every (output rows, stride, dilation, padding) of small extents: direct_input_rows holds
+    // every input row a window of those output rows reads (exactly those, for fwd away from the
+    // padding).
+    int checked = 0;
+    for (const conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+        for (dim_t k = 1; k <= 4; ++k)
+            for (dim_t s = 1; s <= 3; ++s)
+                for (dim_t dl = 1; dl <= 2; ++dl)
+                    for (dim_t pad = 0; pad <= 3; ++pad) {
+                        const conv_problem p =
+                            rows_problem(dir, data_type::f32, 4, 11, 1, k, s, dl, pad);
+                        if (p.o[1] < 1) continue;
+                        const bool fwd = dir == conv_direction::fwd;
+                        const dim_t out_n = fwd ? p.o[1] : p.i[1], in_n = fwd ? p.i[1] : p.o[1];
+                        for (dim_t r0 = 0; r0 < out_n; ++r0)
+                            for (dim_t r1 = r0 + 1; r1 <= out_n; ++r1) {
+                                dim_t a0, a1, lo = in_n, hi = 0;
+                                direct_input_rows(p, 1, r0, r1, &a0, &a1);
+                                for (dim_t r = r0; r < r1; ++r)
+                                    for (dim_t kk = 0; kk < k; ++kk) {
+                                        // fwd: output row r reads r*s - pb + kk*dl; bwd_data:
+                                        // src row r is reached from dst row (r + pb - kk*dl)/s.
+                                        const dim_t num = r + pad - kk * dl;
+                                        dim_t x = fwd ? r * s - pad + kk * dl : num / s;
+                                        if (!fwd && (num < 0 || num % s != 0)) continue;
+                                        if (x < 0 || x >= in_n) continue;
+                                        EXPECT_LE(a0, x) << k << s << dl << pad << r0 << r1;
+                                        EXPECT_LT(x, a1) << k << s << dl << pad << r0 << r1;
+                                        lo = std::min(lo, x), hi = std::max(hi, x + 1);
+                                    }
+                                EXPECT_LE(a0, a1);
+                                // No more than the windows span (fwd: exactly what they
+                                // read when no tap falls in the padding).
+                                if (fwd) {
+                                    EXPECT_LE(a1 - a0, (r1 - r0 - 1) * s + (k - 1) * dl + 1);
+                                }
+                                if (fwd && r0 * s - pad >= 0 &&
+                                    (r1 - 1) * s - pad + (k - 1) * dl < in_n) {
+                                    EXPECT_EQ(a0, lo);
+                                    EXPECT_EQ(a1, hi);
+                                }
+                                ++checked;
+                            }
+                    }
+    EXPECT_GT(checked, 1000);
+}
+
+TEST(Plan, BigImagesAreComputedInChunksOfRowsWithTheirInputRowsCopied) {
+    const cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
+    // f16, channels last, output rounded in place: only the input is copied, and one 112x112x64
+    // image (3.2 MB in f32) is beyond the budget, so it goes by rows of h, each chunk's input
+    // rows (its windows', with the 3x3 halo) within half the threads' L2 (chunk of images' budget).
+    for (const conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data}) {
+        const conv_problem p = rows_problem(dir, data_type::f16, 64, 112, 112, 3, 1, 1, 1);
+        const direct_plan pl = make_direct_plan(p, 16, 32, caches, true);
+        ASSERT_TRUE(pl.out_rounded_in_kernel);
+        ASSERT_GT(pl.out_rows_per_chunk, 0) << describe(pl);
+        EXPECT_TRUE(pl.in_rows_copied);
+        EXPECT_EQ(pl.out_row_axis, 1);
+        EXPECT_NE(describe(pl).find("out_rows_per_chunk="), std::string::npos);
+        dim_t a0, a1;
+        direct_input_rows(p, 1, 1, 1 + pl.out_rows_per_chunk, &a0, &a1);
+        const double bytes = double(a1 - a0) * 112.0 * 64.0 * 4.0;
+        EXPECT_LE(bytes, double(caches.l2) * pl.nthr / 2) << describe(pl);
+        // NCX: both copied; the output by rows, the input per image.
+        conv_problem n = p;
+        n.src = {n.src.n, 112 * 112, {0, 112, 1}};
+        n.dst = {n.dst.n, 112 * 112, {0, 112, 1}};
+        const direct_plan pn = make_direct_plan(n, 16, 32, caches, true);
+        EXPECT_FALSE(pn.out_rounded_in_kernel);
+        EXPECT_GT(pn.out_rows_per_chunk, 0) << describe(pn);
+        EXPECT_FALSE(pn.in_rows_copied);
+        // In f32 nothing is copied: whole images, read and written in place.
+        const conv_problem q = rows_problem(dir, data_type::f32, 64, 112, 112, 3, 1, 1, 1);
+        EXPECT_EQ(make_direct_plan(q, 16, 32, caches, true).out_rows_per_chunk, 0);
+    }
+    // 1-D: cut along w.
+    const conv_problem w =
+        rows_problem(conv_direction::fwd, data_type::bf16, 128, 1, 40000, 7, 1, 1, 3);
+    const direct_plan pw = make_direct_plan(w, 16, 32, caches, true);
+    EXPECT_GT(pw.out_rows_per_chunk, 0) << describe(pw);
+    EXPECT_EQ(pw.out_row_axis, 2);
+    // Rows too short to give the threads several units of tiles per chunk (FCN's x8 upsampling's
+    // data gradient: 64 output pixels per row, 16 input rows each): whole images.
+    conv_problem f = rows_problem(conv_direction::fwd, data_type::f16, 21, 520, 520, 16, 8, 1, 0);
+    EXPECT_EQ(make_direct_plan(f, 16, 32, caches, true).out_rows_per_chunk, 0);
 }
 
 }  // namespace

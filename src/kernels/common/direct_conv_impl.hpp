@@ -66,27 +66,65 @@ static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
     return c;
 }
 
-// The output of one image computed in chunks of rows (direct_plan::out_rows_per_chunk): for
-// each chunk, the gathers restricted to its rows along the plan's axis write a copy holding
-// only those rows (dense channels-last f32), which is then stored into the user's image.
-// `jobs` are the image's gathers with their C view unset; C channels, `sp` the output's
-// extents, `l` its layout, `out` the user's image.
-template <typename E>
-static void gather_output_rows(const direct_plan &pl, const gather_job<E> *jobs,
-                               gather_job<E> *chunk_jobs, dim_t njobs, void *out,
-                               const data_layout &l, dim_t C, const dim_t *sp) {
+// One image computed in chunks of rows of its output (direct_plan::out_rows_per_chunk) along
+// the plan's axis X. `jobs` are the image's gathers with their C and (when `in.fill`) A views
+// unset. Per chunk [r0, r1), the gathers restricted to those rows:
+//   - read A from a copy of only the input rows their windows read (direct_input_rows), filled
+//     by fill_in(a0, a1, copy) as dense channels-last f32 of extents in.sp with [X] = a1 - a0;
+//     or from the input itself when it is not copied (!in.copied: the jobs' A views as set);
+//   - write C into the user's output itself when it is f32 with contiguous channels (out_direct)
+//     or rounded in place (CE = bf16/f16 bits), else into a copy of the chunk's rows, stored into
+//     the user's image after.
+// Each pixel sums the same products in the same order as when computed whole.
+struct input_rows {
+    bool copied;
+    const dim_t *sp;  // extents of the input's copy (the flattened forward's is padded along w)
+    dim_t C;
+};
+template <typename CE, typename FillIn>
+static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *jobs,
+                           gather_job<float, CE> *chunk_jobs, dim_t njobs, const input_rows &in,
+                           FillIn &&fill_in, bool out_direct, void *out, const data_layout &l,
+                           dim_t C, const dim_t *sp) {
     const conv_problem &p = pl.p;
     const int X = pl.out_row_axis;
+    dim_t in_slice = in.C;  // elements of one row of the input's copy along X
+    for (int x = 0; x < 3; ++x)
+        if (x != X) in_slice *= in.sp[x];
+    dim_t most_in_rows = 0;
+    for (dim_t r0 = 0; r0 < sp[X] && in.copied; r0 += pl.out_rows_per_chunk) {
+        dim_t a0, a1;
+        direct_input_rows(p, X, r0, imin(sp[X], r0 + pl.out_rows_per_chunk), &a0, &a1);
+        most_in_rows = imax(most_in_rows, a1 - a0);
+    }
+    scratch in_copy(most_in_rows * in_slice);
     for (dim_t r0 = 0; r0 < sp[X]; r0 += pl.out_rows_per_chunk) {
         const dim_t r1 = imin(sp[X], r0 + pl.out_rows_per_chunk);
+        dim_t a0 = 0, a1 = 0;
+        dim_t asp[3] = {in.sp[0], in.sp[1], in.sp[2]};
+        if (in.copied) {
+            direct_input_rows(p, X, r0, r1, &a0, &a1);
+            asp[X] = a1 - a0;
+            if (a1 > a0) fill_in(a0, a1, in_copy.p);
+        }
         dim_t csp[3] = {sp[0], sp[1], sp[2]};
         csp[X] = r1 - r0;
-        const data_operand o(p, pl.nthr, false, elem_at(out, p.dt, r0 * l.sp[X]), l, C, csp, false,
-                             0, 1);
+        void *out_rows = const_cast<void *>(elem_at(out, p.dt, r0 * l.sp[X]));
+        const bool in_place = out_direct || sizeof(CE) == 2;
+        const data_operand o(p, pl.nthr, in_place, out_rows, l, C, csp, false, 0, 1);
         for (dim_t c = 0; c < njobs; ++c) {
-            chunk_jobs[c] = jobs[c];
-            restrict_c_rows(chunk_jobs[c].ax[X], r0, r1);
-            chunk_jobs[c].cv = o.v;
+            gather_job<float, CE> &cj = chunk_jobs[c];
+            cj = jobs[c];
+            restrict_c_rows(cj.ax[X], r0, r1);
+            if (in.copied) {
+                cj.av = dense_view(in_copy.p, in.C, asp);
+                cj.ax[X].a_base -= a0;
+                cj.ax[X].a_size = a1 - a0;
+            }
+            if constexpr (sizeof(CE) == 2)
+                cj.cv = user_view<uint16_t>(out_rows, l);
+            else
+                cj.cv = o.v;
         }
         gather_parallel(chunk_jobs, njobs);
         o.store(pl.nthr);
@@ -167,6 +205,24 @@ static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *o
     for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
 }
 
+// Images [0, nb) of `src_image`, rows [a0, a1) along axis X, into the dense channels-last f32
+// copy the forward gather reads (extents copy_sp, with [X] = a1 - a0): padded with zeros along w
+// when the kernel width is flattened into K (then X is d or h).
+static void copy_src_rows(const conv_problem &p, int nthr, bool flat, const dim_t *copy_sp,
+                          const void *src_image, dim_t nb, int X, dim_t a0, dim_t a1, float *out) {
+    dim_t usp[3] = {p.i[0], p.i[1], p.i[2]};
+    usp[X] = a1 - a0;
+    const void *user = elem_at(src_image, p.dt, a0 * p.src.sp[X]);
+    if (!flat) return pack_channels_last(p.dt, nb, nthr, user, p.src, p.ic(), usp, out);
+    const dim_t C = p.ic(), rows = nb * usp[0] * usp[1], row = copy_sp[2] * C;
+    std::memset(out, 0, size_t(rows * row) * sizeof(float));
+    scratch tmp(rows * usp[2] * C);
+    pack_channels_last(p.dt, nb, nthr, user, p.src, C, usp, tmp.p);
+    for (dim_t r = 0; r < rows; ++r)  // column 0 of the user's row after pb[2] zero columns
+        std::memcpy(out + r * row + p.pb[2] * C, tmp.p + r * usp[2] * C,
+                    size_t(usp[2] * C) * sizeof(float));
+}
+
 // fwd and bwd_data stream the batch in chunks of images (plan.images_per_chunk): the chunk's
 // copied operands are converted, computed from cache and written back before the next chunk,
 // so no whole-tensor copy exists. Each output pixel sums the same products in the same order
@@ -221,45 +277,36 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
-    // (By rows: the output's copies are made per chunk of rows, not by dst_op.)
+    // By rows (an image beyond the L2 budget): the copies are made per chunk of rows.
     const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
         const void *src_user = image_at(args.src, p.src, p.dt, n0);
-        scratch src_s(copy_src ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
-        const data_operand dst_op(p, nthr, pl.dst_direct || by_rows || rounded_in_kernel, args.out,
-                                  p.dst, p.oc(), p.o, false, n0, nb);
-        const fview src =
-            copy_src ? dense_view(src_s.p, p.ic(), src_sp) : user_view(src_user, p.src);
-        if (flat) {
-            std::memset(src_s.p, 0,
-                        size_t(nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic()) * sizeof(float));
-            fview inner = src;
-            inner.p += p.pb[2] * src.w;  // column 0 of the user's row
-            scratch tmp(nb * p.isp() * p.ic());
-            pack_channels_last(p.dt, nb, nthr, src_user, p.src, p.ic(), p.i, tmp.p);
-            const dim_t rows = nb * p.i[0] * p.i[1];
-            for (dim_t r = 0; r < rows; ++r)
-                std::memcpy(inner.p + r * src.h, tmp.p + r * p.i[2] * p.ic(),
-                            size_t(p.i[2] * p.ic()) * sizeof(float));
-        } else if (!pl.src_direct) {
-            pack_channels_last(p.dt, nb, nthr, src_user, p.src, p.ic(), p.i, src_s.p);
-        }
+        void *out_user = const_cast<void *>(image_at(args.out, p.dst, p.dt, n0));
         j.pl = &plc;
-        j.av = src;
-        if constexpr (rounded_in_kernel) {
-            j.cv = user_view<uint16_t>(image_at(args.out, p.dst, p.dt, n0), p.dst);
-        } else {
-            j.cv = dst_op.v;
-            if (by_rows) {
-                gather_job<float> chunk_job;
-                gather_output_rows(plc, &j, &chunk_job, 1,
-                                   const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst,
-                                   p.oc(), p.o);
-                continue;
-            }
+        // src's copy: of the chunk's images, or made per chunk of rows by gather_by_rows.
+        const bool image_copy = copy_src && !(by_rows && pl.in_rows_copied);
+        scratch src_s(image_copy ? nb * src_sp[0] * src_sp[1] * src_sp[2] * p.ic() : 0);
+        if (image_copy) copy_src_rows(p, nthr, flat, src_sp, src_user, nb, 0, 0, p.i[0], src_s.p);
+        j.av = image_copy ? dense_view(src_s.p, p.ic(), src_sp) : user_view(src_user, p.src);
+        if (by_rows) {
+            gather_job<float, CE> chunk_job;
+            gather_by_rows(
+                plc, &j, &chunk_job, 1, input_rows{pl.in_rows_copied, src_sp, p.ic()},
+                [&](dim_t a0, dim_t a1, float *copy) {
+                    copy_src_rows(p, nthr, flat, src_sp, src_user, 1, pl.out_row_axis, a0, a1,
+                                  copy);
+                },
+                pl.dst_direct, out_user, p.dst, p.oc(), p.o);
+            continue;
         }
+        const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst,
+                                  p.oc(), p.o, false, n0, nb);
+        if constexpr (rounded_in_kernel)
+            j.cv = user_view<uint16_t>(out_user, p.dst);
+        else
+            j.cv = dst_op.v;
         gather_parallel(&j, 1);
         dst_op.store(nthr);
     }
@@ -295,33 +342,44 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch jobs_mem(dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<float, CE> *jobs = reinterpret_cast<gather_job<float, CE> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
-    // (By rows: the output's copies are made per chunk of rows, into these jobs.)
+    // By rows (an image beyond the L2 budget): the copies are made per chunk of rows, for these
+    // jobs.
     const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
-    scratch chunk_jobs_mem(by_rows ? dim_t(sizeof(gather_job<float>) / sizeof(float) + 1) * nphases
-                                   : 0);
-    gather_job<float> *chunk_jobs = reinterpret_cast<gather_job<float> *>(chunk_jobs_mem.p);
+    scratch chunk_jobs_mem(
+        by_rows ? dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * nphases : 0);
+    gather_job<float, CE> *chunk_jobs = reinterpret_cast<gather_job<float, CE> *>(chunk_jobs_mem.p);
     for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
-        const data_operand dst_op(p, nthr, pl.dst_direct, args.dst, p.dst, p.oc(), p.o, true, n0,
-                                  nb);
-        const data_operand src_op(p, nthr, pl.src_direct || by_rows || rounded_in_kernel, args.out,
-                                  p.src, p.ic(), p.i, false, n0, nb);
+        const void *dst_user = image_at(args.dst, p.dst, p.dt, n0);
+        void *out_user = const_cast<void *>(image_at(args.out, p.src, p.dt, n0));
+        // dst's copy: of the chunk's images, or made per chunk of rows by gather_by_rows.
+        const data_operand dst_op(p, nthr, pl.dst_direct || (by_rows && pl.in_rows_copied),
+                                  args.dst, p.dst, p.oc(), p.o, true, n0, nb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
-            if constexpr (rounded_in_kernel)
-                jobs[ph].cv = user_view<uint16_t>(image_at(args.out, p.src, p.dt, n0), p.src);
-            else
-                jobs[ph].cv = src_op.v;
             jobs[ph].av = dst_op.v;
         }
-        if constexpr (!rounded_in_kernel) {
-            if (by_rows) {
-                gather_output_rows(plc, jobs, chunk_jobs, nphases,
-                                   const_cast<void *>(image_at(args.out, p.src, p.dt, n0)), p.src,
-                                   p.ic(), p.i);
-                continue;
-            }
+        if (by_rows) {
+            gather_by_rows(
+                plc, jobs, chunk_jobs, nphases, input_rows{pl.in_rows_copied, p.o, p.oc()},
+                [&](dim_t a0, dim_t a1, float *copy) {
+                    const int X = pl.out_row_axis;
+                    dim_t usp[3] = {p.o[0], p.o[1], p.o[2]};
+                    usp[X] = a1 - a0;
+                    pack_channels_last(p.dt, 1, nthr, elem_at(dst_user, p.dt, a0 * p.dst.sp[X]),
+                                       p.dst, p.oc(), usp, copy);
+                },
+                pl.src_direct, out_user, p.src, p.ic(), p.i);
+            continue;
+        }
+        const data_operand src_op(p, nthr, pl.src_direct || rounded_in_kernel, args.out, p.src,
+                                  p.ic(), p.i, false, n0, nb);
+        for (dim_t ph = 0; ph < nphases; ++ph) {
+            if constexpr (rounded_in_kernel)
+                jobs[ph].cv = user_view<uint16_t>(out_user, p.src);
+            else
+                jobs[ph].cv = src_op.v;
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr);

@@ -58,24 +58,91 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
                       copied * 4.0 * double(d.images_per_chunk) <= chunk_bytes;
     d.out_rows_per_chunk = 0;
     d.out_row_axis = 0;
-    const dim_t *out_sp = fwd ? p.o : p.i;
+    d.in_rows_copied = false;
+    const dim_t *out_sp = fwd ? p.o : p.i, *in_sp = fwd ? p.i : p.o;
     const bool out_copied = fwd ? dst_copied : src_copied;
+    const bool in_copied = fwd ? src_copied || flat : dst_copied;
     const int X = direct_out_row_axis(p);
     if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && d.images_per_chunk == 1 &&
-        out_copied && out_sp[X] > 1) {
-        // One row (a d-slice, or an h-row) of the output's copy.
-        const double slice = (X == 0 ? double(out_sp[1]) : 1.0) * double(out_sp[2]) *
-                             double(fwd ? p.oc() : p.ic()) * 4.0;
-        const double rows = std::floor(chunk_bytes / 2 / std::max(slice, 1.0));
-        if (rows >= 1.0 && rows < double(out_sp[X])) {
-            d.out_rows_per_chunk = balanced_chunk(out_sp[X], dim_t(rows));
+        (out_copied || in_copied) && out_sp[X] > 1) {
+        auto slice = [&](const dim_t *sp, dim_t C) {  // bytes of one row's f32 copy
+            double e = double(C) * 4.0;
+            for (int x = 0; x < 3; ++x)
+                if (x != X) e *= double(sp[x]);
+            return e;
+        };
+        // A copied output: its rows, a chunk within half the budget (the input, if copied, stays
+        // per image: measured, NCX f32 3-D U-Net up-convolution's data gradient, 2 threads,
+        // copying each chunk's input rows too made the chunks a third as big and the layer 5-10%
+        // slower). Else the input's: the rows the chunk's windows read (at most the span of R
+        // rows' windows unclipped by the padding; direct_input_rows gives each chunk's), within
+        // the budget, like a chunk of images (measured, f16, 2 threads: 3-D U-Net's
+        // up-convolution data gradient, whose 8 MB image copy had gone through memory, 3.93 ms
+        // on the GEMM kernel -> 3.72 on the direct kernel by rows).
+        d.in_rows_copied = !out_copied;
+        const double slice_bytes =
+            out_copied ? slice(out_sp, fwd ? p.oc() : p.ic()) : slice(in_sp, fwd ? p.ic() : p.oc());
+        const double span = double(p.k[X] - 1) * double(p.dl[X]);
+        auto bytes = [&](dim_t R) {
+            if (out_copied) return double(R) * slice_bytes;
+            const double in_rows = fwd ? double(R - 1) * double(p.s[X]) + span + 1.0
+                                       : std::floor((double(R - 1) + span) / double(p.s[X])) + 2.0;
+            return std::min(in_rows, double(in_sp[X])) * slice_bytes;
+        };
+        const double budget = out_copied ? chunk_bytes / 2 : chunk_bytes;
+        // The most rows within the budget (bytes grows with R), fewer than the image's.
+        dim_t lo = 0, hi = out_sp[X] - 1;
+        while (lo < hi) {
+            const dim_t mid = hi - (hi - lo) / 2;
+            if (bytes(mid) <= budget)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        // A chunk of input rows must still give each thread several units of register tiles (4,
+        // as the gather's split wants): FCN's x8 upsampling's data gradient, 64 output pixels per
+        // row reading 16 rows of 520, fit one row per chunk and ran 1.4x slower than whole
+        // images, its 11 tiles split 8 / 3 over 2 threads.
+        const dim_t n_lanes = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
+        const int nv = int(std::clamp<dim_t>((n_lanes + vlen - 1) / vlen, 1, d.max_nv));
+        const double min_pixels = 4.0 * d.nthr * gather_tiles_per_unit * d.max_m[nv];
+        const double row_pixels = slice(out_sp, 1) / 4.0;
+        if (lo >= 1 && (out_copied || double(lo) * row_pixels >= min_pixels)) {
+            d.out_rows_per_chunk = balanced_chunk(out_sp[X], lo);
             d.out_row_axis = X;
+        } else {
+            d.in_rows_copied = false;
         }
     }
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     d.gather_group = b.l2_group;
     return d;
+}
+
+namespace {
+dim_t floor_div(dim_t a, dim_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+}  // namespace
+
+void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *a0, dim_t *a1) {
+    const dim_t span = (p.k[x] - 1) * p.dl[x];
+    dim_t lo, hi;
+    if (p.dir == conv_direction::fwd) {  // output row o reads o*s - pb + kk*dl
+        lo = r0 * p.s[x] - p.pb[x];
+        hi = (r1 - 1) * p.s[x] - p.pb[x] + span + 1;
+        lo = std::max<dim_t>(lo, 0);
+        hi = std::min(hi, p.i[x]);
+    } else {  // src row q is reached from dst row (q + pb - kk*dl) / s, where it divides
+        lo = -floor_div(-(r0 + p.pb[x] - span), p.s[x]);
+        hi = floor_div(r1 - 1 + p.pb[x], p.s[x]) + 1;
+        lo = std::max<dim_t>(lo, 0);
+        hi = std::min(hi, p.o[x]);
+    }
+    if (r1 <= r0 || hi < lo) hi = lo;
+    *a0 = lo;
+    *a1 = hi;
 }
 
 std::string describe(const direct_plan &pl) {
@@ -88,13 +155,14 @@ std::string describe(const direct_plan &pl) {
     if (pl.p.dir == conv_direction::bwd_weights)
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk);
     else
-        s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
-             (pl.out_rows_per_chunk
-                  ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
-                        "dhw"[pl.out_row_axis]
-                  : std::string()) +
-             " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
-             "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
+        s +=
+            " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
+            (pl.out_rows_per_chunk
+                 ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
+                       "dhw"[pl.out_row_axis] + (pl.in_rows_copied ? " (input copied by rows)" : "")
+                 : std::string()) +
+            " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
+            "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
     const bool fwd = p.dir == conv_direction::fwd;
     auto how = [&](bool direct, bool out) {
         return direct                            ? "in place"

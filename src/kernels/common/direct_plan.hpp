@@ -35,12 +35,14 @@ struct direct_plan {
     // Whether one chunk's copies fit that L2 budget (bwd_weights' row chunks always do); when
     // not, a chunk of one image is written to memory and read back (the estimate charges it).
     bool chunk_fits_l2;
-    // fwd, bwd_data: when one image does not fit and the output (dst, or src for bwd_data) is
-    // copied, the output is computed and written back out_rows_per_chunk rows at a time along
-    // its spatial axis out_row_axis (d, or h when d is 1), each chunk within half the budget;
-    // 0: whole images. The input's copy stays per image.
+    // fwd, bwd_data: when one image's copies do not fit, the image is computed
+    // out_rows_per_chunk rows of the output at a time along its spatial axis out_row_axis
+    // (direct_out_row_axis): a copied output's copy holds only the chunk's rows (the input's
+    // copy, if any, is made per image); else (in_rows_copied) the input's copy holds only the
+    // rows the chunk's windows read (direct_input_rows). 0: whole images.
     dim_t out_rows_per_chunk;
     int out_row_axis;
+    bool in_rows_copied;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles.
@@ -52,6 +54,10 @@ struct direct_plan {
     cache_sizes caches;  // what the blocking was derived from
 };
 
+/// The gather (kernels/schedule/gather.hpp) hands its register tiles to the threads in units of
+/// this many; the plan keeps enough units in a chunk of rows to split.
+inline constexpr int gather_tiles_per_unit = 8;
+
 /// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers, for
 /// caches of the given sizes (by default this machine's).
 /// Few input channels (the first layer of a network: 3): the forward direct kernel makes the
@@ -62,11 +68,21 @@ inline bool direct_flattens_w(const conv_problem &p) {
 }
 
 /// The spatial axis along which fwd/bwd_data compute an image's output in chunks of rows
-/// (direct_plan::out_row_axis): d, or h when d is 1.
+/// (direct_plan::out_row_axis): the outermost with more than one output pixel, d, h or w (a
+/// 1-D image is cut along w); never w for the forward kernel that flattens w into K, whose
+/// copy of src is padded along w.
 inline int direct_out_row_axis(const conv_problem &p) {
     const dim_t *out_sp = p.dir == conv_direction::fwd ? p.o : p.i;
-    return out_sp[0] > 1 ? 0 : 1;
+    if (out_sp[0] > 1) return 0;
+    if (out_sp[1] > 1 || (p.dir == conv_direction::fwd && direct_flattens_w(p))) return 1;
+    return 2;
 }
+
+/// The rows [*a0, *a1) along axis x of the input (src for fwd, dst for bwd_data) that the
+/// windows of the output's rows [r0, r1) along x read, within the input's extent (empty, a0 ==
+/// a1, when all of them fall in the padding). A superset for bwd_data: a row of dst reached only
+/// by taps of other stride phases is included.
+void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *a0, dim_t *a1);
 
 /// `round_output_in_kernel`: the kernel's gather can write a bf16/f16 output itself
 /// (direct_plan::out_rounded_in_kernel), when the problem allows it.

@@ -269,20 +269,33 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
         const double wei = double(p.ksp()) * double(p.icg) * double(p.ocg) * double(p.g);
         cycles += wei * (4.0 * wei > double(machine_caches().l2) ? 1.5 : 0.5);
     }
-    // (The output's copy stays in cache when it is computed in chunks of rows.)
+    // (The copies stay in cache when an image is computed in chunks of rows; the input rows
+    // that the windows of two chunks read are copied for each.)
     const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true);
-    const bool fits = pl.chunk_fits_l2, out_fits = fits || pl.out_rows_per_chunk > 0;
+    const bool fits = pl.chunk_fits_l2 || pl.out_rows_per_chunk > 0;
+    double in_copies = 1.0;
+    if (pl.out_rows_per_chunk > 0) {
+        const int X = pl.out_row_axis;
+        const dim_t out_rows = bwd_d ? p.i[X] : p.o[X], in_rows = bwd_d ? p.o[X] : p.i[X];
+        dim_t copied = 0;
+        for (dim_t r0 = 0; r0 < out_rows; r0 += pl.out_rows_per_chunk) {
+            dim_t a0, a1;
+            direct_input_rows(p, X, r0, std::min(out_rows, r0 + pl.out_rows_per_chunk), &a0, &a1);
+            copied += a1 - a0;
+        }
+        in_copies = std::max(1.0, double(copied) / double(std::max<dim_t>(in_rows, 1)));
+    }
     // An output the microkernel rounds in place costs its conversion in registers only.
     const bool fwd = p.dir == conv_direction::fwd;
     const double rounded = 2.0 / vlen;
     cycles += double(p.mb * p.isp() * p.ic()) *
               (bwd_d && pl.out_rounded_in_kernel
                    ? rounded
-                   : direct_copy_cost(p.dt, p.src, bwd_d ? out_fits : fits, vlen));
+                   : direct_copy_cost(p.dt, p.src, fits, vlen) * (fwd ? in_copies : 1.0));
     cycles += double(p.mb * p.osp() * p.oc()) *
               (fwd && pl.out_rounded_in_kernel
                    ? rounded
-                   : direct_copy_cost(p.dt, p.dst, fwd ? out_fits : fits, vlen));
+                   : direct_copy_cost(p.dt, p.dst, fits, vlen) * (bwd_d ? in_copies : 1.0));
     return cycles / double(p.g);
 }
 

@@ -155,21 +155,33 @@ static void pack_rows_channels_last(data_type dt, const void *user, const data_l
     }
 }
 
+// Runs f(row, w0, w1) over pixels [w0, w1) of rows [0, rows) of wn pixels (flattened n, d, h),
+// the pixels split evenly over the threads: a chunk of one long row (a 1-D image, or the rows of
+// a chunk along w) is converted by every thread, not by one.
+template <class F>
+static void for_row_pieces(int nthr, dim_t rows, dim_t wn, F &&f) {
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(rows * wn, nt, ithr, s, e);
+        for (dim_t q = s; q < e;) {
+            const dim_t r = q / wn, w0 = q % wn, w1 = imin(wn, w0 + (e - q));
+            f(r, w0, w1);
+            q += w1 - w0;
+        }
+    });
+}
+
 // Copies a user data tensor (any strides, any float type) into dense channels-last f32.
 static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *user,
                                const data_layout &l, dim_t C, const dim_t *sp, float *out) {
     const ncx_runs runs = ncx_runs_of(l, sp);
     if (runs.ok)
         return transpose_ncx(dt, true, mb, nthr, const_cast<void *>(user), l, C, sp, out, runs);
-    const dim_t rows = mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            pack_row_channels_last(dt, user, l, C, sp[2], n * l.n + d * l.sp[0] + h * l.sp[1],
-                                   out + r * sp[2] * C);
-        }
+    for_row_pieces(nthr, mb * sp[0] * sp[1], sp[2], [&](dim_t r, dim_t w0, dim_t w1) {
+        const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+        pack_row_channels_last(dt, user, l, C, w1 - w0,
+                               n * l.n + d * l.sp[0] + h * l.sp[1] + w0 * l.sp[2],
+                               out + (r * sp[2] + w0) * C);
     });
 }
 
@@ -179,28 +191,22 @@ static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *
     const ncx_runs runs = ncx_runs_of(l, sp);
     if (runs.ok)
         return transpose_ncx(dt, false, mb, nthr, user, l, C, sp, const_cast<float *>(in), runs);
-    const dim_t rows = mb * sp[0] * sp[1];
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
-            const float *x = in + r * sp[2] * C;
-            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
-            if (l.c == 1 && l.sp[2] == C && dt != data_type::f32) {  // a dense row at once
-                vt::narrow(dt, x, static_cast<uint16_t *>(user) + base, sp[2] * C);
-                continue;
-            }
-            if (l.c == 1 && dt != data_type::f32) {  // vector rounding to nearest-even
-                for (dim_t w = 0; w < sp[2]; ++w)
-                    vt::narrow(dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2],
-                               C);
-                continue;
-            }
-            for (dim_t w = 0; w < sp[2]; ++w)
-                for (dim_t c = 0; c < C; ++c)
-                    store_elem(dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
+    for_row_pieces(nthr, mb * sp[0] * sp[1], sp[2], [&](dim_t r, dim_t w0, dim_t w1) {
+        const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+        const float *x = in + (r * sp[2] + w0) * C;
+        const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1] + w0 * l.sp[2], wn = w1 - w0;
+        if (l.c == 1 && l.sp[2] == C && dt != data_type::f32) {  // dense pixels at once
+            vt::narrow(dt, x, static_cast<uint16_t *>(user) + base, wn * C);
+            return;
         }
+        if (l.c == 1 && dt != data_type::f32) {  // vector rounding to nearest-even
+            for (dim_t w = 0; w < wn; ++w)
+                vt::narrow(dt, x + w * C, static_cast<uint16_t *>(user) + base + w * l.sp[2], C);
+            return;
+        }
+        for (dim_t w = 0; w < wn; ++w)
+            for (dim_t c = 0; c < C; ++c)
+                store_elem(dt, user, base + w * l.sp[2] + c * l.c, x[w * C + c]);
     });
 }
 
