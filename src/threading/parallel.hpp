@@ -38,6 +38,37 @@ static inline void balance211(int64_t n, int nthr, int ithr, int64_t &start, int
     end = start + base + (ithr < extra ? 1 : 0);
 }
 
+/// A static split by weight of runs of items, each run's items equally heavy (the gather's stride
+/// phases: a phase that no tap reaches only stores zeros). An item goes to the thread whose
+/// share of the total weight, [total*ithr/nthr, total*(ithr+1)/nthr), holds the start of its
+/// weight; every thread must visit the runs in the same order (weighted_next).
+struct weighted_share {
+    double lo, hi;  // this thread's share of the weight
+    double base;    // weight of the runs visited so far
+    bool last;      // the last thread takes every remaining item (rounding)
+};
+static inline weighted_share weighted_share_of(double total, int nthr, int ithr) {
+    return {total * double(ithr) / double(nthr),
+            ithr + 1 == nthr ? total : total * double(ithr + 1) / double(nthr), 0.0,
+            ithr + 1 == nthr};
+}
+/// This thread's items [start, end) of the next run: `count` items of weight `w` (> 0) each.
+static inline void weighted_next(weighted_share &sh, int64_t count, double w, int64_t &start,
+                                 int64_t &end) {
+    // The first item whose weight starts at or after `bound` (the same bounds, so the same
+    // results, on neighbouring threads).
+    auto first_at = [&](double bound) -> int64_t {
+        const double q = (bound - sh.base) / w;
+        if (q <= 0) return 0;
+        if (q >= double(count)) return count;
+        const int64_t i = int64_t(q);  // q in (0, count): truncation, then up to the ceiling
+        return double(i) < q ? i + 1 : i;
+    };
+    start = first_at(sh.lo);
+    end = sh.last ? count : first_at(sh.hi);
+    sh.base += double(count) * w;
+}
+
 using region_fn = void (*)(void *ctx, int ithr, int nthr);
 
 /// Actions each thread of a region runs once: enter before its first ithr, leave after its last

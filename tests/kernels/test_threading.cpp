@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <new>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "threading/parallel.hpp"
@@ -49,6 +51,44 @@ TEST(Threading, StaticSplitCoversRange) {
                 next = e;
             }
             EXPECT_EQ(next, n);
+        }
+}
+
+TEST(Threading, WeightedSplitTakesEachItemOnceAndBalancesTheWeight) {
+    // Runs of equally heavy items (stride phases: one heavy, three that only store zeros; many
+    // light ones; a run of one item; empty runs): every item goes to exactly one thread, in
+    // contiguous ranges, and each thread's weight is within one item of an even share.
+    const std::vector<std::vector<std::pair<int64_t, double>>> cases = {
+        {{131, 513.0}, {131, 1.0}, {131, 1.0}, {131, 1.0}},
+        {{131, 1.0}, {131, 1.0}, {131, 1.0}, {131, 513.0}},
+        {{3, 5.0}, {0, 7.0}, {1, 1000.0}, {40, 2.0}, {7, 1.0}},
+        {{1, 3.0}},
+        {{17, 4.5}, {17, 4.5}, {9, 0.5}}};
+    for (const auto &runs : cases)
+        for (int nthr : {1, 2, 3, 5, 8}) {
+            double total = 0, heaviest = 0;
+            for (const auto &[n, w] : runs) {
+                total += double(n) * w;
+                if (n > 0) heaviest = std::max(heaviest, w);
+            }
+            std::vector<std::vector<int>> taken(runs.size());
+            for (size_t r = 0; r < runs.size(); ++r) taken[r].assign(size_t(runs[r].first), 0);
+            for (int ithr = 0; ithr < nthr; ++ithr) {
+                weighted_share sh = weighted_share_of(total, nthr, ithr);
+                double mine = 0;
+                for (size_t r = 0; r < runs.size(); ++r) {
+                    int64_t s, e;
+                    weighted_next(sh, runs[r].first, runs[r].second, s, e);
+                    ASSERT_LE(0, s);
+                    ASSERT_LE(e, runs[r].first);
+                    for (int64_t i = s; i < e; ++i) ++taken[r][size_t(i)];
+                    mine += double(std::max<int64_t>(e - s, 0)) * runs[r].second;
+                }
+                EXPECT_LE(std::abs(mine - total / nthr), heaviest)
+                    << "case of " << runs.size() << " runs, thread " << ithr << " of " << nthr;
+            }
+            for (size_t r = 0; r < runs.size(); ++r)
+                for (int t : taken[r]) ASSERT_EQ(t, 1) << "run " << r << ", " << nthr << " threads";
         }
 }
 

@@ -348,7 +348,11 @@ static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, di
 }
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
-// the work of all of them is split statically over the threads.
+// the work of all of them is split statically over the threads, by cost: an item of a gather
+// weighs its taps times K (the products of a tile) plus one (its store), so a phase that no tap
+// reaches, whose tiles only store zeros, is not a share of the work. (Split by item count, a
+// 1x1 stride-2 data gradient, one phase of products and three of zeros, gave the products to
+// one thread of two.) (threading/parallel.hpp: weighted_share.)
 template <typename E, typename CE>
 static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
@@ -358,12 +362,15 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
     auto units_of = [&](const gather_job<E, CE> &j) {
         return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
     };
-    dim_t total = 0;
+    auto weight_of = [](const gather_job<E, CE> &j) {  // of one item
+        return double(j.ntaps) * double(imax(j.K, 1)) + 1.0;
+    };
+    double total = 0;
     int max_taps = 0;
     for (dim_t c = 0; c < njobs; ++c) {
         const gather_job<E, CE> &j = jobs[c];
         const dim_t nunits = units_of(j);
-        total += gather_items(gather_split_of(j, nunits, nblocks), p.g);
+        total += double(gather_items(gather_split_of(j, nunits, nblocks), p.g)) * weight_of(j);
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     if (total == 0) return;
@@ -381,15 +388,13 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
         scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
         for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
             tb.acc[r] = acc.p + r * acc_row;
-        dim_t s, e;
-        split(total, nt, ithr, s, e);
-        dim_t base = 0;
-        for (dim_t c = 0; c < njobs && base < e; ++c) {
+        weighted_share share = weighted_share_of(total, nt, ithr);
+        for (dim_t c = 0; c < njobs && share.base < share.hi; ++c) {
             const gather_job<E, CE> &j = jobs[c];
             const dim_t nunits = units_of(j);
             const gather_split sp = gather_split_of(j, nunits, nblocks);
-            const dim_t work = gather_items(sp, p.g);
-            const dim_t ls = imax(s - base, 0), le = imin(e - base, work);
+            dim_t ls, le;
+            weighted_next(share, gather_items(sp, p.g), weight_of(j), ls, le);
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
                 // budget (all of K while the whole panel fits its L2 budget).
@@ -402,7 +407,6 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
                                      : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
                 gather_run(j, ls, le, sp, kc, tb);
             }
-            base += work;
         }
     });
 }
