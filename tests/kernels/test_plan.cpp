@@ -155,6 +155,13 @@ TEST(Plan, BigImagesAreComputedInChunksOfRowsWithTheirInputRowsCopied) {
         const conv_problem q = rows_problem(dir, data_type::f32, 64, 112, 112, 3, 1, 1, 1);
         EXPECT_EQ(make_direct_plan(q, 16, 32, caches, true).out_rows_per_chunk, 0);
     }
+    // Forward windows that skip src pixels (1x1, stride 2) read a quarter of a copy: its input
+    // is not copied by rows.
+    const conv_problem skip =
+        rows_problem(conv_direction::fwd, data_type::f16, 256, 56, 56, 1, 2, 1, 0);
+    const direct_plan ps = make_direct_plan(skip, 16, 32, caches, true);
+    EXPECT_FALSE(ps.in_rows_copied) << describe(ps);
+    EXPECT_EQ(ps.out_rows_per_chunk, 0) << describe(ps);
     // 1-D: cut along w.
     const conv_problem w =
         rows_problem(conv_direction::fwd, data_type::bf16, 128, 1, 40000, 7, 1, 1, 3);
