@@ -67,8 +67,9 @@ static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
 }
 
 // One image computed in chunks of rows of its output (direct_plan::out_rows_per_chunk) along
-// the plan's axis X. `jobs` are the image's gathers with their C and (when `in.fill`) A views
-// unset. Per chunk [r0, r1), the gathers restricted to those rows:
+// the plan's axis X. `jobs` are the image's gathers with their C view unset, and their A view
+// too when the input is copied by rows (in.copied). Per chunk [r0, r1), the gathers restricted to
+// those rows:
 //   - read A from a copy of only the input rows their windows read (direct_input_rows), filled
 //     by fill_in(a0, a1, copy) as dense channels-last f32 of extents in.sp with [X] = a1 - a0;
 //     or from the input itself when it is not copied (!in.copied: the jobs' A views as set);
@@ -205,19 +206,28 @@ static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *o
     for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
 }
 
-// Images [0, nb) of `src_image`, rows [a0, a1) along axis X, into the dense channels-last f32
-// copy the forward gather reads (extents copy_sp, with [X] = a1 - a0): padded with zeros along w
-// when the kernel width is flattened into K (then X is d or h).
+// Images [0, nb) of a user data tensor (`image`: the first; layout l, C channels, extents sp),
+// rows [a0, a1) along axis X, into dense channels-last f32.
+static void pack_rows_along(data_type dt, int nthr, const void *image, const data_layout &l,
+                            dim_t C, const dim_t *sp, dim_t nb, int X, dim_t a0, dim_t a1,
+                            float *out) {
+    dim_t usp[3] = {sp[0], sp[1], sp[2]};
+    usp[X] = a1 - a0;
+    pack_channels_last(dt, nb, nthr, elem_at(image, dt, a0 * l.sp[X]), l, C, usp, out);
+}
+
+// The same for src into the copy the forward gather reads (extents copy_sp, with [X] = a1 - a0):
+// padded with zeros along w when the kernel width is flattened into K (then X is d or h).
 static void copy_src_rows(const conv_problem &p, int nthr, bool flat, const dim_t *copy_sp,
                           const void *src_image, dim_t nb, int X, dim_t a0, dim_t a1, float *out) {
+    if (!flat)
+        return pack_rows_along(p.dt, nthr, src_image, p.src, p.ic(), p.i, nb, X, a0, a1, out);
     dim_t usp[3] = {p.i[0], p.i[1], p.i[2]};
     usp[X] = a1 - a0;
-    const void *user = elem_at(src_image, p.dt, a0 * p.src.sp[X]);
-    if (!flat) return pack_channels_last(p.dt, nb, nthr, user, p.src, p.ic(), usp, out);
     const dim_t C = p.ic(), rows = nb * usp[0] * usp[1], row = copy_sp[2] * C;
     std::memset(out, 0, size_t(rows * row) * sizeof(float));
     scratch tmp(rows * usp[2] * C);
-    pack_channels_last(p.dt, nb, nthr, user, p.src, C, usp, tmp.p);
+    pack_rows_along(p.dt, nthr, src_image, p.src, C, p.i, nb, X, a0, a1, tmp.p);
     for (dim_t r = 0; r < rows; ++r)  // column 0 of the user's row after pb[2] zero columns
         std::memcpy(out + r * row + p.pb[2] * C, tmp.p + r * usp[2] * C,
                     size_t(usp[2] * C) * sizeof(float));
@@ -364,11 +374,8 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
             gather_by_rows(
                 plc, jobs, chunk_jobs, nphases, input_rows{pl.in_rows_copied, p.o, p.oc()},
                 [&](dim_t a0, dim_t a1, float *copy) {
-                    const int X = pl.out_row_axis;
-                    dim_t usp[3] = {p.o[0], p.o[1], p.o[2]};
-                    usp[X] = a1 - a0;
-                    pack_channels_last(p.dt, 1, nthr, elem_at(dst_user, p.dt, a0 * p.dst.sp[X]),
-                                       p.dst, p.oc(), usp, copy);
+                    pack_rows_along(p.dt, nthr, dst_user, p.dst, p.oc(), p.o, 1, pl.out_row_axis,
+                                    a0, a1, copy);
                 },
                 pl.src_direct, out_user, p.src, p.ic(), p.i);
             continue;
