@@ -276,9 +276,13 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     // (The copies stay in cache when an image is computed in chunks of rows; the input rows
     // that the windows of two chunks read are copied for each.)
     const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true);
-    const bool fits = pl.chunk_fits_l2 || pl.out_rows_per_chunk > 0, by_rows = pl.in_rows_copied;
+    // (By rows, either the output is copied by rows and the input per image, or only the input
+    // is copied, by rows: in_rows_copied.)
+    const bool by_rows = pl.in_rows_copied,
+               out_fits = pl.chunk_fits_l2 || (pl.out_rows_per_chunk > 0 && !by_rows),
+               in_fits = pl.chunk_fits_l2 || by_rows;
     double in_copies = 1.0;
-    if (pl.out_rows_per_chunk > 0) {
+    if (by_rows) {
         const int X = pl.out_row_axis;
         const dim_t out_rows = bwd_d ? p.i[X] : p.o[X], in_rows = bwd_d ? p.o[X] : p.i[X];
         dim_t copied = 0;
@@ -292,16 +296,17 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     // An output the microkernel rounds in place costs its conversion in registers only.
     const bool fwd = p.dir == conv_direction::fwd;
     const double rounded = 2.0 / vlen;
-    cycles +=
-        double(p.mb * p.isp() * p.ic()) *
-        (bwd_d && pl.out_rounded_in_kernel
-             ? rounded
-             : direct_copy_cost(p.dt, p.src, fits, vlen, fwd && by_rows) * (fwd ? in_copies : 1.0));
-    cycles += double(p.mb * p.osp() * p.oc()) *
-              (fwd && pl.out_rounded_in_kernel
+    cycles += double(p.mb * p.isp() * p.ic()) *
+              (bwd_d && pl.out_rounded_in_kernel
                    ? rounded
-                   : direct_copy_cost(p.dt, p.dst, fits, vlen, bwd_d && by_rows) *
-                         (bwd_d ? in_copies : 1.0));
+                   : direct_copy_cost(p.dt, p.src, fwd ? in_fits : out_fits, vlen, fwd && by_rows) *
+                         (fwd ? in_copies : 1.0));
+    cycles +=
+        double(p.mb * p.osp() * p.oc()) *
+        (fwd && pl.out_rounded_in_kernel
+             ? rounded
+             : direct_copy_cost(p.dt, p.dst, fwd ? out_fits : in_fits, vlen, bwd_d && by_rows) *
+                   (bwd_d ? in_copies : 1.0));
     return cycles / double(p.g);
 }
 
