@@ -73,8 +73,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         windows_skip |= fwd && p.o[x] > 1 && p.s[x] > (p.k[x] - 1) * p.dl[x] + 1;
     if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && d.images_per_chunk == 1 &&
         (out_copied || (in_copied && !windows_skip)) && out_sp[X] > 1) {
-        auto slice = [&](const dim_t *sp, dim_t C) {  // bytes of one row's f32 copy
-            double e = double(C) * 4.0;
+        auto slice = [&](const dim_t *sp, dim_t C) {  // elements of one row (C channels)
+            double e = double(C);
             for (int x = 0; x < 3; ++x)
                 if (x != X) e *= double(sp[x]);
             return e;
@@ -88,8 +88,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         // up-convolution data gradient, whose 8 MB image copy had gone through memory, 3.93 ms
         // on the GEMM kernel -> 3.72 on the direct kernel by rows).
         d.in_rows_copied = !out_copied;
-        const double slice_bytes =
-            out_copied ? slice(out_sp, fwd ? p.oc() : p.ic()) : slice(in_sp, fwd ? p.ic() : p.oc());
+        const double slice_bytes = 4.0 * (out_copied ? slice(out_sp, fwd ? p.oc() : p.ic())
+                                                     : slice(in_sp, fwd ? p.ic() : p.oc()));
         const double span = double(p.k[X] - 1) * double(p.dl[X]);
         auto bytes = [&](dim_t R) {
             if (out_copied) return double(R) * slice_bytes;
@@ -114,7 +114,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         const dim_t n_lanes = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
         const int nv = int(std::clamp<dim_t>((n_lanes + vlen - 1) / vlen, 1, d.max_nv));
         const double min_pixels = 4.0 * d.nthr * gather_tiles_per_unit * d.max_m[nv];
-        const double row_pixels = slice(out_sp, 1) / 4.0;
+        const double row_pixels = slice(out_sp, 1);
         if (lo >= 1 && (out_copied || double(lo) * row_pixels >= min_pixels)) {
             d.out_rows_per_chunk = balanced_chunk(out_sp[X], lo);
             d.out_row_axis = X;
@@ -128,12 +128,6 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     return d;
 }
 
-namespace {
-dim_t floor_div(dim_t a, dim_t b) {
-    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
-}  // namespace
-
 void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *a0, dim_t *a1) {
     const dim_t span = (p.k[x] - 1) * p.dl[x];
     dim_t lo, hi;
@@ -143,10 +137,11 @@ void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *
         lo = std::max<dim_t>(lo, 0);
         hi = std::min(hi, p.i[x]);
     } else {  // src row q is reached from dst row (q + pb - kk*dl) / s, where it divides
-        lo = -floor_div(-(r0 + p.pb[x] - span), p.s[x]);
-        hi = floor_div(r1 - 1 + p.pb[x], p.s[x]) + 1;
-        lo = std::max<dim_t>(lo, 0);
-        hi = std::min(hi, p.o[x]);
+        // From the first dst row at or after (r0 + pb - span) / s, clamped to 0, to the last at
+        // or before (r1 - 1 + pb) / s (none when that is negative). (Overflow-free roundings.)
+        const dim_t first = r0 + p.pb[x] - span, last = r1 - 1 + p.pb[x], s = p.s[x];
+        lo = first <= 0 ? 0 : first / s + (first % s != 0);
+        hi = last < 0 ? 0 : std::min(last / s + 1, p.o[x]);
     }
     if (r1 <= r0 || hi < lo) hi = lo;
     *a0 = lo;
