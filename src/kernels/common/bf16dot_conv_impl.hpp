@@ -280,12 +280,9 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                                 col = q.L + floor_div(off, q.s);
                     int nbat = 0;
                     for (dim_t row = c; row < ce; ++row) {
-                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
-                                    n = row / (p.o[1] * p.o[0]);
-                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                        const dim_t srow = (n * p.i[0] + id) * p.i[1] + ih;
+                        const tap_row tr = tap_row_of(p, row, kd, kh);
+                        if (!tr.valid) continue;
+                        const dim_t srow = tr.src_row(p);
                         A[nbat] = srcT + srow * srow_elems + (g * q.s + ph) * icg * q.cols + col;
                         B[nbat] = dstP + row * drow_elems + g * q.Ke * ocg;
                         Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2

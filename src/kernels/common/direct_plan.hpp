@@ -28,6 +28,10 @@ struct direct_plan {
     bool out_rounded_in_kernel;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
+    // bwd_weights: the threads split the weights (groups, taps, blocks of output channels) and
+    // each reduces every row into the user's f32 weights in place, instead of splitting the rows
+    // and summing their partial weights (kernels/schedule/bwd_weights.hpp).
+    bool weights_split;
     // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,
     // computed and written back this many at a time, so the copies are read back from cache
     // and scratch holds a chunk, not the tensor (mb when nothing is copied).

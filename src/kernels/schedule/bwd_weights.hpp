@@ -1,12 +1,21 @@
-// The bwd_weights schedule: each thread reduces its rows (n, d, h) of src and diff_dst into
-// its own f32 partial weights through the microkernel, one (group, tap) at a time; then the
-// partials are summed in thread order (fixed, whatever the timing: results are bit-identical
-// between runs) and rounded once into the user's weights. Included inside an ISA namespace.
+// The bwd_weights schedule: the weights' f32 sums are reduced through the microkernel over the
+// rows (n, d, h) of src and diff_dst, one (group, tap) at a time, split over the threads one of
+// two ways (direct_plan::weights_split; fixed by the plan, so the bits of the result never
+// depend on timing):
+//   - by rows: each thread reduces its rows into its own f32 partial weights, which are then
+//     summed in thread order and rounded once into the user's weights;
+//   - by weights, where the weights are f32 with contiguous output channels and big next to the
+//     rows: each thread reduces every row into its units of the weights (group, tap, block of
+//     output channels), split by their products, so its sums are final and go into the user's
+//     weights in place. No thread holds, zeroes or reads back a copy of all the weights.
+// Included inside an ISA namespace.
 //
 //   for each chunk of rows (L2 budget, plan.rows_per_chunk), group g, tap t:
 //     batch = the chunk's rows whose src row exists for this tap
-//     for each block of oc vectors, each tile of ic rows:
-//       C[ic x oc] of (g, t) += sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
+//     for each of the thread's blocks of oc vectors, each tile of ic rows:
+//       C[ic x oc] of (g, t) (+)= sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
+//   (the first chunk that reaches a block starts its C at zero; blocks that no row reaches are
+//   zeroed at the end)
 
 // The rows (n, d, h) of a data tensor as the schedule reads them: in the user's memory (f32
 // with contiguous channels), or converted chunk by chunk into the thread's scratch (NCX,
@@ -34,20 +43,32 @@ struct row_source {
     }
 };
 
+// diff_dst row `row` (flattened n, od, oh) and the src row (n, id, ih) its tap (kd, kh) reads,
+// which may fall in the padding (!valid).
+struct tap_row {
+    dim_t n, od, oh, id, ih;
+    bool valid;
+    dim_t src_row(const conv_problem &p) const { return (n * p.i[0] + id) * p.i[1] + ih; }
+};
+static inline tap_row tap_row_of(const conv_problem &p, dim_t row, dim_t kd, dim_t kh) {
+    tap_row r;
+    r.oh = row % p.o[1], r.od = (row / p.o[1]) % p.o[0], r.n = row / (p.o[1] * p.o[0]);
+    r.id = r.od * p.s[0] + kd * p.dl[0] - p.pb[0];
+    r.ih = r.oh * p.s[1] + kh * p.dl[1] - p.pb[1];
+    r.valid = r.id >= 0 && r.id < p.i[0] && r.ih >= 0 && r.ih < p.i[1];
+    return r;
+}
+
 // The src rows (flattened n, id, ih) the diff_dst rows [c, ce) read through any tap: [a, b).
 static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_t &b) {
     a = p.mb * p.i[0] * p.i[1], b = 0;
-    for (dim_t row = c; row < ce; ++row) {
-        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+    for (dim_t row = c; row < ce; ++row)
         for (dim_t kd = 0; kd < p.k[0]; ++kd)
             for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                const dim_t r = (n * p.i[0] + id) * p.i[1] + ih;
-                a = imin(a, r), b = imax(b, r + 1);
+                const tap_row tr = tap_row_of(p, row, kd, kh);
+                if (!tr.valid) continue;
+                a = imin(a, tr.src_row(p)), b = imax(b, tr.src_row(p) + 1);
             }
-    }
     if (b <= a) a = b = 0;
 }
 
@@ -84,85 +105,158 @@ struct row_buffers {
     }
 };
 
-// partials: nthr x part floats, [g][tap][icg][ldn] per thread.
-static void bwd_weights_partials(const direct_plan &pl, const row_source &src0,
-                                 const row_source &dst0, dim_t ldn, dim_t part, float *partials) {
+// The offset in the user's weights of output channel 0 of row (g, tap, icl) of the sums.
+static inline dim_t weight_row_offset(const conv_problem &p, dim_t g, dim_t t, dim_t icl) {
+    const weights_layout &l = p.wei;
+    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+    return icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + g * p.ocg * l.oc;
+}
+
+// Where a thread's f32 sums go: row (g, tap, icl), the group's output channels, of its own
+// partial weights [g][tap][icg][ldn] (rows split), or of the user's f32 weights with contiguous
+// output channels (weights split).
+struct weight_rows {
+    float *base;
+    bool user;
+    dim_t ldn;
+    float *row(const conv_problem &p, dim_t g, dim_t t, dim_t icl) const {
+        return user ? base + weight_row_offset(p, g, t, icl)
+                    : base + ((g * p.ksp() + t) * p.icg + icl) * ldn;
+    }
+};
+
+// The products of each tap over all the rows (its rows with a src row, times its valid
+// pixels): the cost by which the weights split gives the threads their units.
+static std::vector<double> tap_products(const conv_problem &p) {
+    const dim_t ksp = p.ksp(), rows = p.mb * p.o[0] * p.o[1];
+    std::vector<double> w(size_t(ksp), 0.0);
+    for (dim_t t = 0; t < ksp; ++t) {
+        const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+        dim_t lo, hi;
+        tap_w_range(p, kw, lo, hi);
+        if (lo >= hi) continue;
+        dim_t valid = 0;  // the rows repeat per image: count one image's
+        for (dim_t row = 0; row < imin(rows, p.o[0] * p.o[1]); ++row)
+            valid += tap_row_of(p, row, kd, kh).valid;
+        w[size_t(t)] = double(valid) * double(hi - lo);
+    }
+    return w;
+}
+
+// Thread ithr's blocks [first, end) of output channels of each (g, tap), as pairs: all of them
+// when the rows are split; its share of the products when the weights are.
+static std::vector<dim_t> weight_units_of(const direct_plan &pl, dim_t nblocks, int ithr) {
     const conv_problem &p = pl.p;
-    const int nthr = pl.nthr;
+    const dim_t runs = p.g * p.ksp();
+    std::vector<dim_t> r(size_t(2 * runs));
+    if (!pl.weights_split) {
+        for (dim_t x = 0; x < runs; ++x) r[size_t(2 * x)] = 0, r[size_t(2 * x + 1)] = nblocks;
+        return r;
+    }
+    // A block also stores its sums: about one product's time per weight.
+    const std::vector<double> w = tap_products(p);
+    double total = 0;
+    for (double x : w) total += double(p.g) * double(nblocks) * (x + 1.0);
+    weighted_share sh = weighted_share_of(total, pl.nthr, ithr);
+    for (dim_t x = 0; x < runs; ++x) {
+        int64_t s, e;
+        weighted_next(sh, nblocks, w[size_t(x % p.ksp())] + 1.0, s, e);
+        r[size_t(2 * x)] = s, r[size_t(2 * x + 1)] = e;
+    }
+    return r;
+}
+
+// The f32 sums of thread ithr's units (weight_units_of) into `out`: rows split, its rows'
+// sums; weights split, the final sums of its units.
+static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, const row_source &dst0,
+                             const weight_rows &out, int ithr, int nt) {
+    const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
     const dim_t rows = p.mb * p.o[0] * p.o[1];
     const dim_t blk = pl.max_nv, nblocks = div_up(p.ocg, blk * W);
     const dim_t chunk = pl.rows_per_chunk;
-    parallel(nthr, [&](int ithr, int nt) {
-        float *P = partials + ithr * part;
-        for (dim_t x = 0; x < part; ++x) P[x] = 0.f;
-        // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
-        // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
-        dim_t r0, r1;
-        split(rows, nt, ithr, r0, r1);
-        const dim_t nptr = imax(1, imin(chunk, r1 - r0));
-        row_source src = src0, dst = dst0;
-        const row_buffers bufs(p, src, dst, r0, r1, chunk);
-        scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
-        const float **A = reinterpret_cast<const float **>(ptrs.p);
-        const float **B = A + nptr;
-        const float **Arows = B + nptr;
-        float **C = const_cast<float **>(Arows + nptr * max_rows);
-        brgemm_f32_args a{};
-        a.A = Arows;
-        a.B = B;
-        a.C = C;
-        // (K is one pixel when a row has one output pixel: then the stride may be anything and
-        // its product with the pixel stride overflow; it is not used.)
-        a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
-        a.ldb = dst.pixel_stride();
-        a.init = ukernel_init::accumulate;
-        for (dim_t c = r0; c < r1; c += chunk) {
-            const dim_t ce = imin(c + chunk, r1);
-            row_buffers::convert(p, src, dst, c, ce);
-            for (dim_t g = 0; g < p.g; ++g)
-                for (dim_t t = 0; t < ksp; ++t) {
-                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
-                                kd = t / (p.k[2] * p.k[1]);
-                    dim_t lo, hi;
-                    const dim_t off = tap_w_range(p, kw, lo, hi);
-                    if (lo >= hi) continue;
-                    int nbat = 0;
-                    for (dim_t row = c; row < ce; ++row) {
-                        const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0],
-                                    n = row / (p.o[1] * p.o[0]);
-                        const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                        A[nbat] = src.row(n, id, ih) + (lo * p.s[2] + off) * src.pixel_stride() +
-                                  g * p.icg;
-                        B[nbat++] = dst.row(n, od, oh) + lo * dst.pixel_stride() + g * p.ocg;
-                    }
-                    if (nbat == 0) continue;
-                    a.K = hi - lo;
-                    a.nbatch = nbat;
-                    float *cbase = P + (g * ksp + t) * p.icg * ldn;
-                    int table_m = 0;  // the tile height Arows is laid out for
-                    for (dim_t b = 0; b < nblocks; ++b) {
-                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
-                        const int mmax = pl.max_m[nb.nv];
-                        a.b_off = nb.c0;
-                        a.tail = nb.tail;
-                        for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
-                            const int m = int(imin(mmax, p.icg - ic0));
-                            if (m != table_m) {
-                                for (int x = 0; x < nbat; ++x)
-                                    for (int r = 0; r < m; ++r) Arows[x * m + r] = A[x] + r;
-                                table_m = m;
-                            }
-                            a.a_off = ic0;
-                            for (int r = 0; r < m; ++r) C[r] = cbase + (ic0 + r) * ldn + nb.c0;
-                            call_f32_ukernel(m, nb.nv, a);
-                        }
-                    }
+    const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
+    // Whether a unit's C has been started (at zero) by an earlier chunk.
+    std::vector<unsigned char> started(size_t(p.g * ksp * nblocks), 0);
+    // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
+    // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
+    dim_t r0 = 0, r1 = rows;
+    if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
+    const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+    row_source src = src0, dst = dst0;
+    const row_buffers bufs(p, src, dst, r0, r1, chunk);
+    scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
+    const float **A = reinterpret_cast<const float **>(ptrs.p);
+    const float **B = A + nptr;
+    const float **Arows = B + nptr;
+    float **C = const_cast<float **>(Arows + nptr * max_rows);
+    brgemm_f32_args a{};
+    a.A = Arows;
+    a.B = B;
+    a.C = C;
+    // (K is one pixel when a row has one output pixel: then the stride may be anything and
+    // its product with the pixel stride overflow; it is not used.)
+    a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
+    a.ldb = dst.pixel_stride();
+    for (dim_t c = r0; c < r1; c += chunk) {
+        const dim_t ce = imin(c + chunk, r1);
+        row_buffers::convert(p, src, dst, c, ce);
+        for (dim_t g = 0; g < p.g; ++g)
+            for (dim_t t = 0; t < ksp; ++t) {
+                const dim_t b0 = units[size_t(2 * (g * ksp + t))],
+                            b1 = units[size_t(2 * (g * ksp + t) + 1)];
+                if (b0 >= b1) continue;
+                const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+                dim_t lo, hi;
+                const dim_t off = tap_w_range(p, kw, lo, hi);
+                if (lo >= hi) continue;
+                int nbat = 0;
+                for (dim_t row = c; row < ce; ++row) {
+                    const tap_row tr = tap_row_of(p, row, kd, kh);
+                    if (!tr.valid) continue;
+                    A[nbat] = src.row(tr.n, tr.id, tr.ih) +
+                              (lo * p.s[2] + off) * src.pixel_stride() + g * p.icg;
+                    B[nbat++] = dst.row(tr.n, tr.od, tr.oh) + lo * dst.pixel_stride() + g * p.ocg;
                 }
-        }
-    });
+                if (nbat == 0) continue;
+                a.K = hi - lo;
+                a.nbatch = nbat;
+                int table_m = 0;  // the tile height Arows is laid out for
+                for (dim_t b = b0; b < b1; ++b) {
+                    const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                    const int mmax = pl.max_m[nb.nv];
+                    unsigned char &st = started[size_t((g * ksp + t) * nblocks + b)];
+                    a.b_off = nb.c0;
+                    a.tail = nb.tail;
+                    a.init = st ? ukernel_init::accumulate : ukernel_init::zero;
+                    for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
+                        const int m = int(imin(mmax, p.icg - ic0));
+                        if (m != table_m) {
+                            for (int x = 0; x < nbat; ++x)
+                                for (int r = 0; r < m; ++r) Arows[x * m + r] = A[x] + r;
+                            table_m = m;
+                        }
+                        a.a_off = ic0;
+                        for (int r = 0; r < m; ++r) C[r] = out.row(p, g, t, ic0 + r) + nb.c0;
+                        call_f32_ukernel(m, nb.nv, a);
+                    }
+                    st = 1;
+                }
+            }
+    }
+    // The units no row reaches (taps only in the padding, or no rows): zero sums.
+    for (dim_t g = 0; g < p.g; ++g)
+        for (dim_t t = 0; t < ksp; ++t)
+            for (dim_t b = units[size_t(2 * (g * ksp + t))];
+                 b < units[size_t(2 * (g * ksp + t) + 1)]; ++b) {
+                if (started[size_t((g * ksp + t) * nblocks + b)]) continue;
+                const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
+                for (dim_t icl = 0; icl < p.icg; ++icl) {
+                    float *r = out.row(p, g, t, icl) + nb.c0;
+                    for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
+                }
+            }
 }
 
 // OIX/IOX weights (PyTorch's) keep the taps contiguous: the sums of W taps x W output channels
@@ -205,16 +299,11 @@ static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *p
     });
 }
 
-// Row x = (g, tap, icl) of the partials ([g][tap][icg][ldn]): its group, and the offset in the
-// user's weights of its output channel 0 within the group (the group's channels add
-// (g * ocg + ocl) * wei.oc).
-static inline dim_t partial_row_offset(const conv_problem &p, dim_t x, dim_t &g) {
-    const weights_layout &l = p.wei;
+// Row x = (g, tap, icl) of the partials ([g][tap][icg][ldn]): the offset in the user's weights
+// of its output channel 0.
+static inline dim_t partial_row_offset(const conv_problem &p, dim_t x) {
     const dim_t ksp = p.ksp();
-    const dim_t icl = x % p.icg, t = (x / p.icg) % ksp;
-    g = x / (p.icg * ksp);
-    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-    return icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+    return weight_row_offset(p, x / (p.icg * ksp), (x / p.icg) % ksp, x % p.icg);
 }
 
 // Weights whose output channels are contiguous (XIO/XOI): a vector of output channels at a time,
@@ -224,15 +313,13 @@ static inline dim_t partial_row_offset(const conv_problem &p, dim_t x, dim_t &g)
 static void reduce_weight_partials_by_channels(const direct_plan &pl, const float *partials,
                                                dim_t part, dim_t ldn, void *out) {
     const conv_problem &p = pl.p;
-    const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp();
     parallel(pl.nthr, [&](int ithr, int nt) {
         alignas(64) float sums[W];
         dim_t s, e;
         split(p.g * ksp * p.icg, nt, ithr, s, e);
         for (dim_t x = s; x < e; ++x) {
-            dim_t g;
-            const dim_t base = partial_row_offset(p, x, g) + g * p.ocg * l.oc;
+            const dim_t base = partial_row_offset(p, x);
             for (dim_t oc0 = 0; oc0 < p.ocg; oc0 += W) {
                 const int nn = int(imin(W, p.ocg - oc0));
                 const mask_t mk = vt::mask(nn);
@@ -262,12 +349,11 @@ static void reduce_weight_partials(const direct_plan &pl, const float *partials,
         dim_t s, e;
         split(nw, nt, ithr, s, e);
         for (dim_t x = s; x < e; ++x) {
-            dim_t g;
-            const dim_t base = partial_row_offset(p, x, g);
+            const dim_t base = partial_row_offset(p, x);
             for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
                 float sum = 0.f;
                 for (int q = 0; q < nt; ++q) sum += partials[q * part + x * ldn + ocl];
-                store_elem(p.dt, out, base + (g * p.ocg + ocl) * l.oc, sum);
+                store_elem(p.dt, out, base + ocl * l.oc, sum);
             }
         }
     });

@@ -1,0 +1,302 @@
+// bwd_weights with the weights split over the threads (direct_plan::weights_split): each thread
+// reduces every row of src and diff_dst into its blocks of the user's f32 weights, in place,
+// instead of reducing its rows into partial weights that are summed afterwards. On every ISA's
+// direct kernel, at 1-3 threads and whatever the chunk of rows, the weights must be
+//   - bit-identical to the rows split on one thread (real values: each weight sums the same rows
+//     in the same order, so a different order would show),
+//   - equal to the reference (small integers: the sums are exact),
+// and the gaps between the weights' rows must keep the bytes they had. The cases have taps that
+// read only padding (weights no microkernel call writes: they must still be zeroed), output
+// channels over several blocks with a tail, groups, and 1-D/2-D/3-D.
+// The plan picks the split only where it pays (direct_plan.cpp); the last test checks that rule.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "convgrad/threads.hpp"
+#include "core/resolve.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "util/kernel_check.hpp"
+
+namespace convgrad::detail {
+namespace sse2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+}
+namespace avx2 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+}
+namespace avx512 {
+void run_direct(const direct_plan &pl, const conv_args &args);
+}
+}  // namespace convgrad::detail
+
+namespace convgrad {
+namespace {
+
+using testing::tensor_buffer;
+
+struct isa_unit {
+    const char *name;
+    detail::cpu_isa isa;
+    int vlen, nregs;
+    void (*run)(const detail::direct_plan &, const detail::conv_args &);
+};
+const isa_unit isa_units[] = {
+    {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct},
+    {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct},
+    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct}};
+
+struct split_case {
+    const char *what;
+    op_kind kind;
+    dim_t g, icg, ocg, mb;
+    dims big, k, s, pb, pe;
+    dim_t row_gap;  // elements between the weights' rows of output channels (0: dense)
+};
+
+// clang-format off: one case per two lines
+const split_case cases[] = {
+    // 70 and 130 output channels: blocks of 64 (avx512), 32 (avx2), 16 (sse2), with tails.
+    {"2-D stride 2, 70 channels",
+     op_kind::ConvolutionBackwardWeights,
+     1,
+     19,
+     70,
+     2,
+     {9, 8},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1},
+     0},
+    {"2-D 130 channels, rows with gaps",
+     op_kind::ConvolutionBackwardWeights,
+     1,
+     7,
+     130,
+     1,
+     {5, 6},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     5},
+    // Kernel 9 on 3 pixels, pads 4: tap 0 (and 8) reads only padding along w.
+    {"1-D taps only in padding",
+     op_kind::ConvolutionBackwardWeights,
+     1,
+     5,
+     33,
+     3,
+     {3},
+     {9},
+     {1},
+     {4},
+     {4},
+     3},
+    // Kernel 7x1 on 2 rows, pads 3: taps kh = 0 and 6 reach no row at all.
+    {"2-D rows only in padding",
+     op_kind::ConvolutionBackwardWeights,
+     1,
+     4,
+     21,
+     2,
+     {2, 5},
+     {7, 1},
+     {1, 1},
+     {3, 0},
+     {3, 0},
+     0},
+    {"3-D ConvTranspose groups",
+     op_kind::ConvTransposeBackwardWeights,
+     2,
+     5,
+     19,
+     2,
+     {6, 5, 4},
+     {2, 2, 2},
+     {2, 2, 2},
+     {0, 0, 0},
+     {0, 0, 0},
+     2},
+};
+// clang-format on
+
+// NXC data; XIO (Convolution) or XOI (ConvTranspose) weights, whose output channels (of the
+// mirror convolution) are contiguous: [taps..., icg, g * ocg], each row `row_gap` apart.
+op make_op(const split_case &c) {
+    const bool ct = is_conv_transpose_family(c.kind);
+    const size_t S = c.big.size();
+    testing::conv_shapes sh;
+    sh.src = {c.mb};
+    sh.dst = {c.mb};
+    for (size_t j = 0; j < S; ++j) {
+        const dim_t span = c.big[j] + c.pb[j] + c.pe[j] - c.k[j];
+        sh.src.push_back(c.big[j]);
+        sh.dst.push_back(span / c.s[j] + 1);
+        sh.wei.push_back(c.k[j]);
+        sh.output_padding.push_back(span % c.s[j]);
+    }
+    sh.src.push_back(c.g * c.icg);
+    sh.dst.push_back(c.g * c.ocg);
+    sh.wei.push_back(c.icg);
+    sh.wei.push_back(c.g * c.ocg);
+    dims wst(sh.wei.size());
+    dim_t step = 1;
+    for (size_t j = sh.wei.size(); j-- > 0;) {
+        wst[j] = step;
+        step *= sh.wei[j] + (j + 1 == sh.wei.size() ? c.row_gap : 0);
+    }
+    op o(0, c.kind, c.what);
+    o.set_attr("strides", c.s)
+        .set_attr("dilations", dims(S, 1))
+        .set_attr("pads_begin", c.pb)
+        .set_attr("pads_end", c.pe);
+    o.set_attr("groups", c.g).set_attr("data_format", std::string("NXC"));
+    o.set_attr("weights_format", std::string(ct ? "XOI" : "XIO"));
+    testing::add_conv_tensors(o, c.kind, sh, false, data_type::f32,
+                              [&](size_t id, const dims &shape) {
+                                  if (&shape == &sh.wei)
+                                      return logical_tensor(id, data_type::f32, shape, wst);
+                                  return logical_tensor(id, data_type::f32, shape);
+                              });
+    return o;
+}
+
+struct prepared {
+    detail::resolved_op r;
+    std::vector<tensor_buffer> in;
+};
+
+prepared prepare(const split_case &c, bool ints) {
+    const op o = make_op(c);
+    prepared pr{detail::resolve_op(o, o.inputs(), o.outputs()), {}};
+    for (size_t t = 0; t < pr.r.inputs.size(); ++t) {
+        pr.in.emplace_back(pr.r.inputs[t]);
+        if (ints) {
+            pr.in.back().fill_ints(21 + t);
+            continue;
+        }
+        std::mt19937_64 rng(21 + t);
+        std::uniform_real_distribution<double> val(-1.0, 1.0);
+        for (dim_t i = 0; i < pr.in.back().count(); ++i) pr.in.back().set(i, val(rng));
+    }
+    return pr;
+}
+
+// The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked.
+tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int nthr,
+                        dim_t rows_per_chunk) {
+    detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+    pl.weights_split = weights_split;
+    pl.nthr = nthr;
+    if (rows_per_chunk > 0) pl.rows_per_chunk = rows_per_chunk;
+    tensor_buffer out(pr.r.outputs[0]);
+    std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
+    detail::conv_args a;
+    a.src = pr.in[size_t(pr.r.src_input)].data();
+    a.dst = pr.in[size_t(pr.r.dst_input)].data();
+    a.out = out.data();
+    u.run(pl, a);
+    return out;
+}
+
+TEST(BwdWeightsSplit, BitIdenticalToOneThreadsRowsAndGapsUntouched) {
+    int runs = 0;
+    for (const isa_unit &u : isa_units) {
+        if (!detail::isa_available(u.isa)) {
+            std::printf("[ skipped ] %s: not on this machine\n", u.name);
+            continue;
+        }
+        for (const split_case &c : cases) {
+            prepared pr = prepare(c, false);
+            ASSERT_EQ(pr.r.prob.wei.oc, 1) << c.what;  // the weights the split writes in place
+            for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2)}) {
+                const tensor_buffer want = run_split(u, pr, false, 1, chunk);
+                for (int nthr : {1, 2, 3}) {
+                    const tensor_buffer got = run_split(u, pr, true, nthr, chunk);
+                    // Every byte: the weights' bits, and the gaps' poison.
+                    ASSERT_EQ(got.bytes.size(), want.bytes.size());
+                    for (size_t i = 0; i < got.bytes.size(); ++i)
+                        ASSERT_EQ(got.bytes[i], want.bytes[i])
+                            << u.name << " " << c.what << " threads " << nthr << " rows per chunk "
+                            << chunk << " at byte " << i;
+                    ++runs;
+                }
+            }
+            // The gaps were not written by the rows split either: the poison is there.
+            const tensor_buffer w = run_split(u, pr, true, 2, 0);
+            std::vector<bool> is_weight(w.bytes.size(), false);
+            for (dim_t i = 0; i < w.count(); ++i)
+                for (size_t b = 0; b < 4; ++b) is_weight[size_t(w.offset_of(i)) * 4 + b] = true;
+            for (size_t i = 0; i < w.bytes.size(); ++i)
+                ASSERT_TRUE(is_weight[i] || w.bytes[i] == 0x7f)
+                    << u.name << " " << c.what << " wrote the gap byte " << i;
+        }
+    }
+    std::printf("[ info    ] %d (isa, case, chunk, threads) runs matched one thread's rows split\n",
+                runs);
+}
+
+TEST(BwdWeightsSplit, EqualsTheReference) {
+    for (const split_case &c : cases) {
+        prepared pr = prepare(c, true);
+        tensor_buffer ref(pr.r.outputs[0]);
+        testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
+        const std::vector<double> want = ref.values();
+        for (const isa_unit &u : isa_units) {
+            if (!detail::isa_available(u.isa)) continue;
+            const std::vector<double> got = run_split(u, pr, true, 2, 1).values();
+            for (size_t i = 0; i < got.size(); ++i)
+                ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " at " << i;
+        }
+    }
+}
+
+// A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.
+detail::conv_problem weights_problem(dim_t mb, dim_t ic, dim_t oc, dim_t oh, dim_t k, dim_t s) {
+    detail::conv_problem p{};
+    p.dir = detail::conv_direction::bwd_weights;
+    p.dt = data_type::f32;
+    p.mb = mb, p.g = 1, p.icg = ic, p.ocg = oc;
+    p.nsp = 2;
+    p.i[0] = p.o[0] = p.k[0] = p.s[0] = p.dl[0] = 1;
+    for (int x = 1; x < 3; ++x) {
+        p.o[x] = oh, p.k[x] = k, p.s[x] = s, p.dl[x] = 1;
+        p.pb[x] = p.pe[x] = (k - 1) / 2;
+        p.i[x] = (oh - 1) * s + k - 2 * p.pb[x];
+    }
+    p.src = {p.i[1] * p.i[2] * ic, 1, {p.i[1] * p.i[2] * ic, p.i[2] * ic, ic}};
+    p.dst = {p.o[1] * p.o[2] * oc, 1, {p.o[1] * p.o[2] * oc, p.o[2] * oc, oc}};
+    p.wei.oc = 1, p.wei.ic = oc;  // XIO
+    p.wei.sp[0] = k * k * ic * oc, p.wei.sp[1] = k * ic * oc, p.wei.sp[2] = ic * oc;
+    return p;
+}
+
+TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
+    set_num_threads(2);
+    const detail::cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
+    // DCGAN 512 -> 256 (4x4 s2, batch 4) as the mirror convolution: 2.1 M weights, 0.4 M data.
+    const detail::conv_problem dcgan = weights_problem(4, 256, 512, 8, 4, 2);
+    const detail::direct_plan pd = detail::make_direct_plan(dcgan, 16, 32, caches);
+    EXPECT_TRUE(pd.weights_split) << detail::describe(pd);
+    EXPECT_NE(detail::describe(pd).find("weights split"), std::string::npos);
+    // ResNet-50 res2 3x3 at batch 8: 37 K weights, 3.2 M data.
+    const detail::conv_problem res2 = weights_problem(8, 64, 64, 56, 3, 1);
+    EXPECT_FALSE(detail::make_direct_plan(res2, 16, 32, caches).weights_split);
+    // Weights that cannot take the sums in place: bf16, or OIX (output channels strided).
+    detail::conv_problem bf = dcgan;
+    bf.dt = data_type::bf16;
+    EXPECT_FALSE(detail::make_direct_plan(bf, 16, 32, caches).weights_split);
+    detail::conv_problem oix = dcgan;
+    oix.wei.oc = 256 * 16, oix.wei.ic = 16, oix.wei.sp[0] = 16, oix.wei.sp[1] = 4,
+    oix.wei.sp[2] = 1;
+    EXPECT_FALSE(detail::make_direct_plan(oix, 16, 32, caches).weights_split);
+    // One thread: nothing to split.
+    set_num_threads(1);
+    EXPECT_FALSE(detail::make_direct_plan(dcgan, 16, 32, caches).weights_split);
+    set_num_threads(0);  // the default again
+}
+
+}  // namespace
+}  // namespace convgrad
