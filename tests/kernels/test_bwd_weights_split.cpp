@@ -281,6 +281,9 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     const detail::direct_plan pd = detail::make_direct_plan(dcgan, 16, 32, caches);
     EXPECT_TRUE(pd.weights_split) << detail::describe(pd);
     EXPECT_NE(detail::describe(pd).find("weights split"), std::string::npos);
+    // Its chunks of rows hold at least 256 pixels (4 images of 8 rows of 8), beyond the L2
+    // budget's 16 rows: each microkernel call then reduces 256 pixels into its C tile.
+    EXPECT_GE(pd.rows_per_chunk * dcgan.o[2], 256) << detail::describe(pd);
     // ResNet-50 res2 3x3 at batch 8: 37 K weights, 3.2 M data.
     const detail::conv_problem res2 = weights_problem(8, 64, 64, 56, 3, 1);
     EXPECT_FALSE(detail::make_direct_plan(res2, 16, 32, caches).weights_split);

@@ -50,6 +50,13 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
         d.weights_split = p.dir == conv_direction::bwd_weights && d.nthr > 1 &&
                           p.dt == data_type::f32 && p.wei.oc == 1 && 4.0 * wei >= data;
+        // Then a chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
+        // microkernel call reduces a chunk, and a C tile reloaded for every 32 pixels, as
+        // HiFi-GAN's 1-D layer's (one 327 KB row per chunk), ran at 46% of the FMA peak; with
+        // its 8 rows of 32 pixels in one chunk, 1.36x faster (2 threads: 5.56 -> 4.09 ms).
+        if (d.weights_split)
+            d.rows_per_chunk =
+                std::max(d.rows_per_chunk, (255 + p.o[2]) / std::max<dim_t>(p.o[2], 1));
     }
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
     const double isp = double(p.i[0]) * double(p.i[1]) * double(p.i[2]);
