@@ -1,5 +1,6 @@
 // bwd_weights with the weights split over the threads (direct_plan::weights_split): each thread
-// reduces every row of src and diff_dst into its blocks of the user's f32 weights, in place,
+// reduces every row of src and diff_dst into its blocks of the user's weights, in place (bf16 and
+// f16: through f32 sums of its own, rounded by the last chunk of rows that reaches each tap),
 // instead of reducing its rows into partial weights that are summed afterwards. On every ISA's
 // direct kernel, at 1-3 threads and whatever the chunk of rows, the weights must be
 //   - bit-identical to the rows split on one thread (real values: each weight sums the same rows
@@ -52,73 +53,34 @@ struct split_case {
     dim_t g, icg, ocg, mb;
     dims big, k, s, pb, pe;
     dim_t row_gap;  // elements between the weights' rows of output channels (0: dense)
+    data_type dt = data_type::f32;
 };
 
-// clang-format off: one case per two lines
+// One case per two lines:
+// clang-format off
 const split_case cases[] = {
     // 70 and 130 output channels: blocks of 64 (avx512), 32 (avx2), 16 (sse2), with tails.
-    {"2-D stride 2, 70 channels",
-     op_kind::ConvolutionBackwardWeights,
-     1,
-     19,
-     70,
-     2,
-     {9, 8},
-     {3, 3},
-     {2, 2},
-     {1, 1},
-     {1, 1},
-     0},
-    {"2-D 130 channels, rows with gaps",
-     op_kind::ConvolutionBackwardWeights,
-     1,
-     7,
-     130,
-     1,
-     {5, 6},
-     {3, 3},
-     {1, 1},
-     {1, 1},
-     {1, 1},
-     5},
+    {"2-D stride 2, 70 channels", op_kind::ConvolutionBackwardWeights, 1, 19, 70, 2, {9, 8},
+     {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+    {"2-D 130 channels, rows with gaps", op_kind::ConvolutionBackwardWeights, 1, 7, 130, 1,
+     {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 5},
     // Kernel 9 on 3 pixels, pads 4: tap 0 (and 8) reads only padding along w.
-    {"1-D taps only in padding",
-     op_kind::ConvolutionBackwardWeights,
-     1,
-     5,
-     33,
-     3,
-     {3},
-     {9},
-     {1},
-     {4},
-     {4},
-     3},
+    {"1-D taps only in padding", op_kind::ConvolutionBackwardWeights, 1, 5, 33, 3, {3}, {9}, {1},
+     {4}, {4}, 3},
     // Kernel 7x1 on 2 rows, pads 3: taps kh = 0 and 6 reach no row at all.
-    {"2-D rows only in padding",
-     op_kind::ConvolutionBackwardWeights,
-     1,
-     4,
-     21,
-     2,
-     {2, 5},
-     {7, 1},
-     {1, 1},
-     {3, 0},
-     {3, 0},
-     0},
-    {"3-D ConvTranspose groups",
-     op_kind::ConvTransposeBackwardWeights,
-     2,
-     5,
-     19,
-     2,
-     {6, 5, 4},
-     {2, 2, 2},
-     {2, 2, 2},
-     {0, 0, 0},
-     {0, 0, 0},
-     2},
+    {"2-D rows only in padding", op_kind::ConvolutionBackwardWeights, 1, 4, 21, 2, {2, 5}, {7, 1},
+     {1, 1}, {3, 0}, {3, 0}, 0},
+    {"3-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2, {6, 5, 4},
+     {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 2},
+    // bf16/f16 weights: f32 sums per thread, rounded into the weights by each tap's last chunk.
+    {"bf16 2-D stride 2, 70 channels", op_kind::ConvolutionBackwardWeights, 1, 19, 70, 2,
+     {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0, data_type::bf16},
+    {"f16 1-D taps only in padding", op_kind::ConvolutionBackwardWeights, 1, 5, 33, 3, {3}, {9},
+     {1}, {4}, {4}, 3, data_type::f16},
+    {"f16 2-D rows only in padding", op_kind::ConvolutionBackwardWeights, 1, 4, 21, 2, {2, 5},
+     {7, 1}, {1, 1}, {3, 0}, {3, 0}, 0, data_type::f16},
+    {"bf16 3-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2,
+     {6, 5, 4}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 2, data_type::bf16},
 };
 // clang-format on
 
@@ -154,12 +116,10 @@ op make_op(const split_case &c) {
         .set_attr("pads_end", c.pe);
     o.set_attr("groups", c.g).set_attr("data_format", std::string("NXC"));
     o.set_attr("weights_format", std::string(ct ? "XOI" : "XIO"));
-    testing::add_conv_tensors(o, c.kind, sh, false, data_type::f32,
-                              [&](size_t id, const dims &shape) {
-                                  if (&shape == &sh.wei)
-                                      return logical_tensor(id, data_type::f32, shape, wst);
-                                  return logical_tensor(id, data_type::f32, shape);
-                              });
+    testing::add_conv_tensors(o, c.kind, sh, false, c.dt, [&](size_t id, const dims &shape) {
+        if (&shape == &sh.wei) return logical_tensor(id, c.dt, shape, wst);
+        return logical_tensor(id, c.dt, shape);
+    });
     return o;
 }
 
@@ -227,8 +187,10 @@ TEST(BwdWeightsSplit, BitIdenticalToOneThreadsRowsAndGapsUntouched) {
             // The gaps were not written by the rows split either: the poison is there.
             const tensor_buffer w = run_split(u, pr, true, 2, 0);
             std::vector<bool> is_weight(w.bytes.size(), false);
+            const size_t esize = c.dt == data_type::f32 ? 4 : 2;
             for (dim_t i = 0; i < w.count(); ++i)
-                for (size_t b = 0; b < 4; ++b) is_weight[size_t(w.offset_of(i)) * 4 + b] = true;
+                for (size_t b = 0; b < esize; ++b)
+                    is_weight[size_t(w.offset_of(i)) * esize + b] = true;
             for (size_t i = 0; i < w.bytes.size(); ++i)
                 ASSERT_TRUE(is_weight[i] || w.bytes[i] == 0x7f)
                     << u.name << " " << c.what << " wrote the gap byte " << i;
@@ -287,10 +249,11 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     // ResNet-50 res2 3x3 at batch 8: 37 K weights, 3.2 M data.
     const detail::conv_problem res2 = weights_problem(8, 64, 64, 56, 3, 1);
     EXPECT_FALSE(detail::make_direct_plan(res2, 16, 32, caches).weights_split);
-    // Weights that cannot take the sums in place: bf16, or OIX (output channels strided).
+    // bf16 weights too (each tap's last chunk rounds the sums in place), but not OIX weights
+    // (output channels strided: no row of sums to store at once).
     detail::conv_problem bf = dcgan;
     bf.dt = data_type::bf16;
-    EXPECT_FALSE(detail::make_direct_plan(bf, 16, 32, caches).weights_split);
+    EXPECT_TRUE(detail::make_direct_plan(bf, 16, 32, caches).weights_split);
     detail::conv_problem oix = dcgan;
     oix.wei.oc = 256 * 16, oix.wei.ic = 16, oix.wei.sp[0] = 16, oix.wei.sp[1] = 4,
     oix.wei.sp[2] = 1;

@@ -407,17 +407,17 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
 
     const dim_t ksp = p.ksp(), ldn = div_up(p.ocg, W) * W;
     const dim_t part = p.g * ksp * p.icg * ldn;  // one thread's partial sums
-    // Weights split: the threads' sums are final, in the user's f32 weights. Rows split: each
+    // Weights split: the threads' sums are final, in the user's weights. Rows split: each
     // thread's into its partials; then (a second region: no barrier inside one, see
     // threading/parallel.hpp) their fixed-order reduction.
     if (pl.weights_split) {
-        const weight_rows out{static_cast<float *>(args.out), true, 0};
+        const weight_rows out{nullptr, 0, args.out};
         parallel(nthr, [&](int ithr, int nt) { bwd_weights_sums(pl, src, dst, out, ithr, nt); });
         return;
     }
     scratch partials(nthr * part);
     parallel(nthr, [&](int ithr, int nt) {
-        const weight_rows mine{partials.p + ithr * part, false, ldn};
+        const weight_rows mine{partials.p + ithr * part, ldn, nullptr};
         bwd_weights_sums(pl, src, dst, mine, ithr, nt);
     });
     reduce_weight_partials(pl, partials.p, part, ldn, args.out);

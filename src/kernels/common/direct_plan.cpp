@@ -38,18 +38,19 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         dim_t(std::max(1.0, std::min(std::floor(double(b.l2_rows) / std::max(row_bytes, 1.0)),
                                      double(b.l2_rows))));
     // bwd_weights splits the weights over the threads where their sums can go into the user's
-    // weights in place (f32, output channels contiguous) and the weights are at least a quarter
-    // of the data: each thread then reads all the rows, but no thread zeroes, accumulates and
-    // sums a copy of all the weights. Measured on the suite, f32 NXC, 2 threads: weights
-    // 0.33-5.3x the data ran 1.08-1.34x faster (DCGAN 512 -> 256: 5.65 -> 4.20 ms); 0.001-0.04x
-    // the data (ResNet-50's), 0.87-0.91x as fast. Through one f32 copy of the weights (bf16/f16
-    // weights, OIX) it gained nothing: 0.93-1.05x.
+    // weights in place (output channels contiguous; bf16/f16 rounded there by each tap's last
+    // chunk) and the weights are at least a quarter of the data: each thread then reads all the
+    // rows, but no thread zeroes, accumulates and sums a copy of all the weights. Measured on
+    // the suite, f32 NXC, 2 threads: weights 0.33-5.3x the data ran 1.08-1.34x faster (DCGAN
+    // 512 -> 256: 5.65 -> 4.20 ms); 0.001-0.04x the data (ResNet-50's), 0.87-0.91x as fast.
+    // bf16/f16: 1.04-1.43x. Through one f32 copy of all the weights and a pass that stores it
+    // (OIX weights) it gained nothing: 0.93-1.05x.
     {
         const double wei = double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg);
         const double data =
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
-        d.weights_split = p.dir == conv_direction::bwd_weights && d.nthr > 1 &&
-                          p.dt == data_type::f32 && p.wei.oc == 1 && 4.0 * wei >= data;
+        d.weights_split = p.dir == conv_direction::bwd_weights && d.nthr > 1 && p.wei.oc == 1 &&
+                          4.0 * wei >= data;
         // Then a chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
         // microkernel call reduces a chunk, and a C tile reloaded for every 32 pixels, as
         // HiFi-GAN's 1-D layer's (one 327 KB row per chunk), ran at 46% of the FMA peak; with

@@ -29,7 +29,7 @@ struct direct_plan {
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
     // bwd_weights: the threads split the weights (groups, taps, blocks of output channels) and
-    // each reduces every row into the user's f32 weights in place, instead of splitting the rows
+    // each reduces every row into the user's weights in place, instead of splitting the rows
     // and summing their partial weights (kernels/schedule/bwd_weights.hpp).
     bool weights_split;
     // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,

@@ -4,10 +4,12 @@
 // depend on timing):
 //   - by rows: each thread reduces its rows into its own f32 partial weights, which are then
 //     summed in thread order and rounded once into the user's weights;
-//   - by weights, where the weights are f32 with contiguous output channels and big next to the
+//   - by weights, where the weights have contiguous output channels and are big next to the
 //     rows: each thread reduces every row into its units of the weights (group, tap, block of
 //     output channels), split by their products, so its sums are final and go into the user's
-//     weights in place. No thread holds, zeroes or reads back a copy of all the weights.
+//     weights in place (bf16/f16: f32 sums of its own units, which the microkernel rounds into
+//     the weights in the last chunk of rows that reaches their tap). No thread holds, zeroes
+//     or reads back a copy of all the weights.
 // Included inside an ISA namespace.
 //
 //   for each chunk of rows (L2 budget, plan.rows_per_chunk), group g, tap t:
@@ -112,16 +114,26 @@ static inline dim_t weight_row_offset(const conv_problem &p, dim_t g, dim_t t, d
     return icl * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + g * p.ocg * l.oc;
 }
 
-// Where a thread's f32 sums go: row (g, tap, icl), the group's output channels, of its own
-// partial weights [g][tap][icg][ldn] (rows split), or of the user's f32 weights with contiguous
-// output channels (weights split).
+// Where a thread's f32 sums go: element (g, tap, icl, output channel oc of the group) of
+//   - rows split: the thread's own partial weights [g][tap][icg][ldn];
+//   - weights split, f32: the user's weights (output channels contiguous);
+//   - weights split, bf16/f16: the thread's f32 sums of its own units (per run (g, tap) of
+//     blocks [s, e): [icg][the run's channels from block s]) until the last chunk of rows that
+//     reaches the tap, whose microkernel calls round them into the user's weights (at16).
 struct weight_rows {
-    float *base;
-    bool user;
-    dim_t ldn;
-    float *row(const conv_problem &p, dim_t g, dim_t t, dim_t icl) const {
-        return user ? base + weight_row_offset(p, g, t, icl)
-                    : base + ((g * p.ksp() + t) * p.icg + icl) * ldn;
+    float *base;  // partials or private sums (null: the user's f32 weights)
+    dim_t ldn;    // partials: row length
+    void *user;   // the user's weights (weights split)
+    // Private sums: per run (g, tap), the offset of channel 0 and the row length.
+    const dim_t *run_at = nullptr, *run_ld = nullptr;
+    float *at(const conv_problem &p, dim_t g, dim_t t, dim_t icl, dim_t oc) const {
+        const dim_t x = g * p.ksp() + t;
+        if (run_at) return base + (run_at[x] + icl * run_ld[x] + oc);
+        if (!base) return static_cast<float *>(user) + (weight_row_offset(p, g, t, icl) + oc);
+        return base + ((x * p.icg + icl) * ldn + oc);
+    }
+    uint16_t *at16(const conv_problem &p, dim_t g, dim_t t, dim_t icl, dim_t oc) const {
+        return static_cast<uint16_t *>(user) + (weight_row_offset(p, g, t, icl) + oc);
     }
 };
 
@@ -167,7 +179,7 @@ static std::vector<dim_t> weight_units_of(const direct_plan &pl, dim_t nblocks, 
 }
 
 // The f32 sums of thread ithr's units (weight_units_of) into `out`: rows split, its rows'
-// sums; weights split, the final sums of its units.
+// sums; weights split, the final sums of its units (rounded, for bf16/f16 weights).
 static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, const row_source &dst0,
                              const weight_rows &out, int ithr, int nt) {
     const conv_problem &p = pl.p;
@@ -178,6 +190,27 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
     // Whether a unit's C has been started (at zero) by an earlier chunk.
     std::vector<unsigned char> started(size_t(p.g * ksp * nblocks), 0);
+    // bf16/f16 weights split: the private f32 sums of the thread's units, and per tap the last
+    // row that reaches it (its chunk rounds the sums into the user's weights).
+    const bool rounds = pl.weights_split && p.dt != data_type::f32;
+    std::vector<dim_t> run_at, run_ld, last_row;
+    dim_t private_floats = 0;
+    if (rounds) {
+        for (dim_t x = 0; x < p.g * ksp; ++x) {
+            const dim_t s = units[size_t(2 * x)], e = units[size_t(2 * x + 1)];
+            const dim_t ld = (e - s) * blk * W;
+            run_at.push_back(private_floats - s * blk * W), run_ld.push_back(ld);
+            private_floats += p.icg * ld;
+        }
+        last_row.assign(size_t(ksp), -1);
+        for (dim_t t = 0; t < ksp; ++t)
+            for (dim_t row = 0; row < rows; ++row)
+                if (tap_row_of(p, row, t / (p.k[2] * p.k[1]), (t / p.k[2]) % p.k[1]).valid)
+                    last_row[size_t(t)] = row;
+    }
+    const scratch private_sums(private_floats);
+    weight_rows sums = out;
+    if (rounds) sums = {private_sums.p, 0, out.user, run_at.data(), run_ld.data()};
     // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
     // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
     dim_t r0 = 0, r1 = rows;
@@ -185,15 +218,17 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const dim_t nptr = imax(1, imin(chunk, r1 - r0));
     row_source src = src0, dst = dst0;
     const row_buffers bufs(p, src, dst, r0, r1, chunk);
-    scratch ptrs(2 * (2 * nptr + nptr * max_rows + max_rows));
+    scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
     const float **A = reinterpret_cast<const float **>(ptrs.p);
     const float **B = A + nptr;
     const float **Arows = B + nptr;
     float **C = const_cast<float **>(Arows + nptr * max_rows);
+    uint16_t **C16 = reinterpret_cast<uint16_t **>(C + max_rows);
     brgemm_f32_args a{};
     a.A = Arows;
     a.B = B;
     a.C = C;
+    a.C16 = C16;
     // (K is one pixel when a row has one output pixel: then the stride may be anything and
     // its product with the pixel stride overflow; it is not used.)
     a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
@@ -221,6 +256,9 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 if (nbat == 0) continue;
                 a.K = hi - lo;
                 a.nbatch = nbat;
+                // The tap's last chunk rounds its sums into the user's weights.
+                const bool final = rounds && last_row[size_t(t)] < ce;
+                a.narrow = final ? p.dt : data_type::f32;
                 int table_m = 0;  // the tile height Arows is laid out for
                 for (dim_t b = b0; b < b1; ++b) {
                     const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
@@ -237,7 +275,10 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                             table_m = m;
                         }
                         a.a_off = ic0;
-                        for (int r = 0; r < m; ++r) C[r] = out.row(p, g, t, ic0 + r) + nb.c0;
+                        for (int r = 0; r < m; ++r) {
+                            C[r] = sums.at(p, g, t, ic0 + r, nb.c0);
+                            if (final) C16[r] = sums.at16(p, g, t, ic0 + r, nb.c0);
+                        }
                         call_f32_ukernel(m, nb.nv, a);
                     }
                     st = 1;
@@ -253,7 +294,12 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
                 const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
                 for (dim_t icl = 0; icl < p.icg; ++icl) {
-                    float *r = out.row(p, g, t, icl) + nb.c0;
+                    if (rounds) {
+                        uint16_t *r = sums.at16(p, g, t, icl, nb.c0);
+                        for (dim_t x = 0; x < n; ++x) r[x] = 0;  // +0 in bf16 and f16
+                        continue;
+                    }
+                    float *r = sums.at(p, g, t, icl, nb.c0);
                     for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
                 }
             }
