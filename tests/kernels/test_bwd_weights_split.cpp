@@ -258,6 +258,12 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     oix.wei.oc = 256 * 16, oix.wei.ic = 16, oix.wei.sp[0] = 16, oix.wei.sp[1] = 4,
     oix.wei.sp[2] = 1;
     EXPECT_FALSE(detail::make_direct_plan(oix, 16, 32, caches).weights_split);
+    // Groups of fewer channels than a vector (the grouped kernel's problems): the rows.
+    detail::conv_problem grouped = dcgan;
+    // 8 groups of 8 channels, 8x8 taps, one image: 33 K weights, 20 K data, 2 M products.
+    grouped.mb = 1, grouped.g = 8, grouped.icg = 8, grouped.ocg = 8;
+    grouped.k[1] = grouped.k[2] = 8;
+    EXPECT_FALSE(detail::make_direct_plan(grouped, 16, 32, caches).weights_split);
     // One thread: nothing to split.
     set_num_threads(1);
     EXPECT_FALSE(detail::make_direct_plan(dcgan, 16, 32, caches).weights_split);
