@@ -74,9 +74,7 @@ std::string bf16dot_why_not(const conv_problem &p) {
 
 std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile t,
                                             direct_run_fn run) {
-    direct_plan pl = make_direct_plan(p, t.vlen, t.nregs);
-    pl.weights_split = false;  // its bwd_weights schedule splits the rows only
-    return std::make_unique<bf16dot_kernel>(pl, run);
+    return std::make_unique<bf16dot_kernel>(make_direct_plan(p, t.vlen, t.nregs), run);
 }
 
 }  // namespace convgrad::detail

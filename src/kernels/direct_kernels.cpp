@@ -30,9 +30,9 @@ std::string grouped_why_not(const conv_problem &p, int vlen) {
 }
 
 std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
-                                           direct_run_fn run) {
+                                           direct_run_fn run, bool split_weights) {
     return std::make_unique<direct_kernel>(
-        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), true), run);
+        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), true, split_weights), run);
 }
 
 }  // namespace convgrad::detail

@@ -16,8 +16,9 @@ std::string direct_why_not(const conv_problem &p);
 std::string grouped_why_not(const conv_problem &p, int vlen);
 
 /// `run` (run_direct, run_grouped) writes a bf16/f16 output in place, rounded, where the plan
-/// allows (direct_plan::out_rounded_in_kernel).
+/// allows (direct_plan::out_rounded_in_kernel). `split_weights`: its bwd_weights can split the
+/// weights over the threads (run_direct; run_grouped splits the rows).
 std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
-                                           direct_run_fn run);
+                                           direct_run_fn run, bool split_weights);
 
 }  // namespace convgrad::detail

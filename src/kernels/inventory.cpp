@@ -61,7 +61,11 @@ std::string gemm_why_not(const conv_problem &p) {
 }
 template <direct_run_fn run, register_tile t>
 std::unique_ptr<kernel> direct(const conv_problem &p) {
-    return make_direct_kernel(p, t, run);
+    return make_direct_kernel(p, t, run, true);
+}
+template <direct_run_fn run, register_tile t>
+std::unique_ptr<kernel> grouped(const conv_problem &p) {
+    return make_direct_kernel(p, t, run, false);  // its bwd_weights splits the rows
 }
 template <dw_run_fn run, register_tile t>
 std::unique_ptr<kernel> depthwise(const conv_problem &p) {
@@ -144,7 +148,7 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = grouped_cannot<zmm_tile>,
          .why_not = grouped_cannot<zmm_tile>,
-         .create = direct<avx512::run_grouped, zmm_tile>},
+         .create = grouped<avx512::run_grouped, zmm_tile>},
         {.name = "grouped_lanes:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -152,7 +156,7 @@ const std::vector<impl_desc> &table() {
          .tile = ymm_tile,
          .cannot = grouped_cannot<ymm_tile>,
          .why_not = grouped_cannot<ymm_tile>,
-         .create = direct<avx2::run_grouped, ymm_tile>},
+         .create = grouped<avx2::run_grouped, ymm_tile>},
 
         // AMX tiles (bf16 and f16 ops, f32 ops under fpmath_mode bf16/f16): 16 f32 columns per
         // tile row, 8 tiles. Where AMX is not granted the tests run the same kernel source over the

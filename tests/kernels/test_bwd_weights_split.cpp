@@ -238,35 +238,35 @@ detail::conv_problem weights_problem(dim_t mb, dim_t ic, dim_t oc, dim_t oh, dim
 TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     set_num_threads(2);
     const detail::cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
+    // The plan of a kernel whose bwd_weights can split the weights (the direct kernel's).
+    auto plan = [&](const detail::conv_problem &p) {
+        return detail::make_direct_plan(p, 16, 32, caches, true, true);
+    };
     // DCGAN 512 -> 256 (4x4 s2, batch 4) as the mirror convolution: 2.1 M weights, 0.4 M data.
     const detail::conv_problem dcgan = weights_problem(4, 256, 512, 8, 4, 2);
-    const detail::direct_plan pd = detail::make_direct_plan(dcgan, 16, 32, caches);
+    const detail::direct_plan pd = plan(dcgan);
     EXPECT_TRUE(pd.weights_split) << detail::describe(pd);
     EXPECT_NE(detail::describe(pd).find("weights split"), std::string::npos);
     // Its chunks of rows hold at least 256 pixels (4 images of 8 rows of 8), beyond the L2
     // budget's 16 rows: each microkernel call then reduces 256 pixels into its C tile.
     EXPECT_GE(pd.rows_per_chunk * dcgan.o[2], 256) << detail::describe(pd);
     // ResNet-50 res2 3x3 at batch 8: 37 K weights, 3.2 M data.
-    const detail::conv_problem res2 = weights_problem(8, 64, 64, 56, 3, 1);
-    EXPECT_FALSE(detail::make_direct_plan(res2, 16, 32, caches).weights_split);
+    EXPECT_FALSE(plan(weights_problem(8, 64, 64, 56, 3, 1)).weights_split);
     // bf16 weights too (each tap's last chunk rounds the sums in place), but not OIX weights
     // (output channels strided: no row of sums to store at once).
     detail::conv_problem bf = dcgan;
     bf.dt = data_type::bf16;
-    EXPECT_TRUE(detail::make_direct_plan(bf, 16, 32, caches).weights_split);
+    EXPECT_TRUE(plan(bf).weights_split);
     detail::conv_problem oix = dcgan;
     oix.wei.oc = 256 * 16, oix.wei.ic = 16, oix.wei.sp[0] = 16, oix.wei.sp[1] = 4,
     oix.wei.sp[2] = 1;
-    EXPECT_FALSE(detail::make_direct_plan(oix, 16, 32, caches).weights_split);
-    // Groups of fewer channels than a vector (the grouped kernel's problems): the rows.
-    detail::conv_problem grouped = dcgan;
-    // 8 groups of 8 channels, 8x8 taps, one image: 33 K weights, 20 K data, 2 M products.
-    grouped.mb = 1, grouped.g = 8, grouped.icg = 8, grouped.ocg = 8;
-    grouped.k[1] = grouped.k[2] = 8;
-    EXPECT_FALSE(detail::make_direct_plan(grouped, 16, 32, caches).weights_split);
+    EXPECT_FALSE(plan(oix).weights_split);
+    // A kernel whose bwd_weights splits only the rows (the grouped and vdpbf16ps kernels) does
+    // not ask: never split.
+    EXPECT_FALSE(detail::make_direct_plan(dcgan, 16, 32, caches, true).weights_split);
     // One thread: nothing to split.
     set_num_threads(1);
-    EXPECT_FALSE(detail::make_direct_plan(dcgan, 16, 32, caches).weights_split);
+    EXPECT_FALSE(plan(dcgan).weights_split);
     set_num_threads(0);  // the default again
 }
 

@@ -9,7 +9,7 @@
 namespace convgrad::detail {
 
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const cache_sizes &caches,
-                             bool round_output_in_kernel) {
+                             bool round_output_in_kernel, bool split_weights) {
     direct_plan d{};
     d.p = p;
     d.vlen = vlen;
@@ -49,10 +49,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         const double wei = double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg);
         const double data =
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
-        // (Not for groups of fewer channels than a vector: the grouped kernel's problems, whose
-        // schedule splits the rows.)
-        d.weights_split = p.dir == conv_direction::bwd_weights && d.nthr > 1 && p.wei.oc == 1 &&
-                          4.0 * wei >= data && !(p.g > 1 && p.icg < vlen);
+        d.weights_split = split_weights && p.dir == conv_direction::bwd_weights && d.nthr > 1 &&
+                          p.wei.oc == 1 && 4.0 * wei >= data;
         // Then a chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
         // microkernel call reduces a chunk, and a C tile reloaded for every 32 pixels, as
         // HiFi-GAN's 1-D layer's (one 327 KB row per chunk), ran at 46% of the FMA peak; with

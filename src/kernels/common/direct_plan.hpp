@@ -88,11 +88,13 @@ inline int direct_out_row_axis(const conv_problem &p) {
 /// by taps of other stride phases is included.
 void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *a0, dim_t *a1);
 
+/// `split_weights`: the kernel's bwd_weights schedule can split the weights over the threads
+/// (direct_plan::weights_split), when the problem allows it.
 /// `round_output_in_kernel`: the kernel's gather can write a bf16/f16 output itself
 /// (direct_plan::out_rounded_in_kernel), when the problem allows it.
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              const cache_sizes &caches = machine_caches(),
-                             bool round_output_in_kernel = false);
+                             bool round_output_in_kernel = false, bool split_weights = false);
 
 /// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2.
 std::string describe(const direct_plan &pl);

@@ -275,7 +275,7 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     }
     // (The copies stay in cache when an image is computed in chunks of rows; the input rows
     // that the windows of two chunks read are copied for each.)
-    const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true);
+    const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true, true);
     // (By rows, either the output is copied by rows and the input per image, or only the input
     // is copied, by rows: in_rows_copied.)
     const bool by_rows = pl.in_rows_copied,
