@@ -137,20 +137,31 @@ struct weight_rows {
     }
 };
 
+// Per tap, over the rows of one image (every image has the same): how many have a src row for
+// it, and the last that does (-1: none).
+struct tap_reach {
+    dim_t rows, last;
+};
+static std::vector<tap_reach> tap_reach_of(const conv_problem &p) {
+    const dim_t ksp = p.ksp(), per_image = p.o[0] * p.o[1];
+    std::vector<tap_reach> r(size_t(ksp), tap_reach{0, -1});
+    for (dim_t t = 0; t < ksp; ++t)
+        for (dim_t row = 0; row < per_image; ++row)
+            if (tap_row_of(p, row, t / (p.k[2] * p.k[1]), (t / p.k[2]) % p.k[1]).valid)
+                ++r[size_t(t)].rows, r[size_t(t)].last = row;
+    return r;
+}
+
 // The products of each tap over all the rows (its rows with a src row, times its valid
-// pixels): the cost by which the weights split gives the threads their units.
+// pixels): the cost by which the weights split gives the threads their units. (Per image:
+// only their proportions count.)
 static std::vector<double> tap_products(const conv_problem &p) {
-    const dim_t ksp = p.ksp(), rows = p.mb * p.o[0] * p.o[1];
-    std::vector<double> w(size_t(ksp), 0.0);
-    for (dim_t t = 0; t < ksp; ++t) {
-        const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+    const std::vector<tap_reach> reach = tap_reach_of(p);
+    std::vector<double> w(reach.size(), 0.0);
+    for (size_t t = 0; t < w.size(); ++t) {
         dim_t lo, hi;
-        tap_w_range(p, kw, lo, hi);
-        if (lo >= hi) continue;
-        dim_t valid = 0;  // the rows repeat per image: count one image's
-        for (dim_t row = 0; row < imin(rows, p.o[0] * p.o[1]); ++row)
-            valid += tap_row_of(p, row, kd, kh).valid;
-        w[size_t(t)] = double(valid) * double(hi - lo);
+        tap_w_range(p, dim_t(t) % p.k[2], lo, hi);
+        if (lo < hi && p.mb > 0) w[t] = double(reach[t].rows) * double(hi - lo);
     }
     return w;
 }
@@ -202,11 +213,10 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             run_at.push_back(private_floats - s * blk * W), run_ld.push_back(ld);
             private_floats += p.icg * ld;
         }
-        last_row.assign(size_t(ksp), -1);
-        for (dim_t t = 0; t < ksp; ++t)
-            for (dim_t row = 0; row < rows; ++row)
-                if (tap_row_of(p, row, t / (p.k[2] * p.k[1]), (t / p.k[2]) % p.k[1]).valid)
-                    last_row[size_t(t)] = row;
+        // (In the last image: every image has the same rows.)
+        for (const tap_reach &r : tap_reach_of(p))
+            last_row.push_back(r.last < 0 || p.mb == 0 ? -1
+                                                       : (p.mb - 1) * p.o[0] * p.o[1] + r.last);
     }
     const scratch private_sums(private_floats);
     weight_rows sums = out;
