@@ -83,6 +83,31 @@ const dw_geometry grouped_geometries[] = {
     {"planes 2->4 threaded, chunks", 16, 5, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 4},
     {"planes 4->2 threaded bf16, stride 3", 16, 4, {40, 40}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 4, 2},
 };
+// icg == ocg dividing the vector width, several groups per vector: the grouped_lanes rows'
+// (their own family below). Every channel count per group (1, 2, 4, 8), tails of the last
+// block (12, 40, 18, 19 channels), strides and dilation along each axis, asymmetric pads, a
+// kernel larger than the input, 1-D/3-D, a 1-D kernel of 11 taps (the weight gradient's
+// register groups of 9 taps on AVX-512 and 4 on AVX2: a short last group on both), NCX,
+// padded strides, bf16/f16, rows so long that the weight gradient copies one block at a time,
+// and problems big enough to be split over the threads and into several runs of rows per plane
+// and chunks of rows.
+const dw_geometry lanes_geometries[] = {
+    {"lanes 8x8 3x3, two blocks", 4, 2, {9, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 8, 8},
+    {"lanes 8, 40 channels (tail), stride 2", 5, 1, {7, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 8, 8},
+    {"lanes 4, 12 channels, dilation 2, asymmetric pads", 3, 2, {9, 11}, {3, 3}, {2, 1}, {1, 2}, {0, 1}, {2, 2}, false, false, data_type::f32, 4, 4},
+    {"lanes 2, 1-D 11 taps", 9, 2, {40}, {11}, {1}, {5}, {4}, {1}, false, false, data_type::f32, 2, 2},
+    {"lanes 8 3-D bf16", 2, 1, {4, 5, 9}, {2, 3, 3}, {1, 2, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, false, data_type::bf16, 8, 8},
+    {"lanes 4 NCX f16, kernel larger than the input", 4, 2, {3, 4}, {5, 5}, {1, 1}, {3, 2}, {3, 3}, {1, 1}, true, false, data_type::f16, 4, 4},
+    {"lanes 2, 18 channels, padded strides, stride 3 along w", 9, 1, {6, 20}, {3, 3}, {1, 3}, {1, 0}, {1, 2}, {1, 1}, false, true, data_type::f32, 2, 2},
+    {"lanes 1, 19 channels, 3-D dilated f16", 19, 1, {5, 6, 7}, {3, 2, 3}, {1, 1, 2}, {1, 0, 1}, {1, 1, 1}, {2, 1, 1}, false, false, data_type::f16, 1, 1},
+    // A row's box of one block (1.3 MB) outgrows half of L2: each fill copies a single block.
+    {"lanes 2, 1-D rows of 20000", 32, 1, {20000}, {3}, {1}, {1}, {1}, {1}, false, false, data_type::f32, 2, 2},
+    {"lanes 8, empty batch", 2, 0, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 8, 8},
+    // Threaded (1, 2, 3 threads by position), several runs of rows per plane and chunks.
+    {"lanes 8 threaded, 64 channels", 8, 3, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 8, 8},
+    {"lanes 4 threaded bf16 NCX, stride 2", 16, 4, {28, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16, 4, 4},
+    {"lanes 2 threaded f16, 5x5", 24, 2, {40, 40}, {5, 5}, {1, 1}, {2, 2}, {2, 2}, {1, 1}, false, false, data_type::f16, 2, 2},
+};
 // NCX only (every row of the NCX kernel must take them: lines of at least half a vector).
 const dw_geometry ncx_geometries[] = {
     {"NCX w 17, pads 1", 5, 2, {6, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
@@ -189,6 +214,11 @@ const std::vector<testing::swept_case> &grouped_cases() {
     return all;
 }
 
+const std::vector<testing::swept_case> &lanes_cases() {
+    static const std::vector<testing::swept_case> all = sweep(lanes_geometries, 37);
+    return all;
+}
+
 // The rows of one kernel family: "depthwise:" (channels on the lanes) or "depthwise_ncx:".
 std::vector<const detail::impl_desc *> dw_rows(const std::string &family = "depthwise:") {
     std::vector<const detail::impl_desc *> rows;
@@ -240,6 +270,28 @@ TEST(Depthwise, NcxRowsEqualTheReferenceOnTheChannelsLastSweep) {
 
 TEST(Depthwise, GroupedPlanesEqualTheReference) {
     check_rows_take_and_match(grouped_cases());
+}
+
+// Each grouped_lanes row takes every lanes case but those whose groups fill its vector (8
+// channels on AVX2's 8 lanes), and equals the reference on each.
+TEST(Depthwise, GroupedLanesEqualTheReference) {
+    int ran = 0;
+    for (const detail::impl_desc *row : dw_rows("grouped_lanes:")) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        ++ran;
+        std::vector<testing::swept_case> mine;
+        for (const testing::swept_case &c : lanes_cases()) {
+            const std::string why = row->cannot(c.r.prob);
+            if (why.empty())
+                mine.push_back(c);
+            else
+                EXPECT_GE(c.r.prob.icg, row->tile.vlen) << row->name << " " << c.text << ": " << why;
+        }
+        EXPECT_GE(mine.size(), lanes_cases().size() / 2) << row->name;
+        EXPECT_EQ(testing::check_row(*row, m, mine), int(mine.size())) << row->name;
+    }
+    if (ran == 0) GTEST_SKIP() << "no grouped_lanes row runs on this CPU (or under CONVGRAD_MAX_ISA)";
 }
 
 // The chunked geometry really spans chunks of plane copies (2 images of 5), and the kernel

@@ -212,17 +212,162 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
     });
 }
 
-// bwd_weights (CG = cg): dW[oc][i][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + i].
-// Per-thread partial sums [block][tap][i][W], reduced in a fixed order.
+// bwd_weights (CG = cg): dW[oc][icg][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + icg].
+// The lanes are the src side: lane l of block b is input channel l % cg of group (b*W + l) / cg.
+// Per diff_dst pixel, one permutation per output channel j of the group brings every lane its
+// group's diff_dst channel j, and serves a whole group of taps at once, whose sums (taps x
+// channels vectors) stay in registers along the row. (Permuting src instead, once per pixel
+// and tap, kept the permutations level with the FMAs on the shuffle port: 1.4x slower on
+// ResNeXt's 3x3.) The taps read a zero-bordered copy of a run of rows' src rows of the block
+// (shared by the run's rows through the taps along h), so no tap checks bounds.
+// Per-thread partial sums [block][tap][j][W] (lane l: dW[oc = group base + j][icg = l % cg]),
+// reduced in a fixed order.
+constexpr int gbw_taps = W >= 16 ? 9 : 4;  // taps per register group (AVX2: 16 registers)
+
+// The zero-bordered src rows of one block that a run of diff_dst rows [oh0, oh0 + nr) of plane
+// (n, od) reads: [kd span][h span][wp][W], in padded coordinates (input index + front padding),
+// so tap (kd, kh, kw) of output pixel (oh0 + r, ow) is at box + tap_offset + (r*s1*wp + ow*s2)*W.
+// The run's diff_dst rows of the block are copied too, dense: a channels-last row's pixels of
+// one block lie a row of channels apart (1 KiB for 256), so in place they would all fall in a
+// few sets of L1 and evict each other between the passes over them. All blocks are filled in
+// one pass over the run's pixels, which reads each pixel's channels in order (block by block,
+// the loads ran a row of channels apart and waited on memory).
+// The lanes of channel block b that hold one of the C channels.
+static inline mask_t block_mask(dim_t C, dim_t b) { return vt::mask(int(imin(W, C - b * W))); }
+
+struct grouped_box {
+    dim_t bd, bh, wp;  // extents along d, h, w
+    grouped_box(const conv_problem &p, dim_t nr)
+        : bd((p.k[0] - 1) * p.dl[0] + 1), bh((nr - 1) * p.s[1] + (p.k[1] - 1) * p.dl[1] + 1),
+          wp((p.o[2] - 1) * p.s[2] + (p.k[2] - 1) * p.dl[2] + 1) {}
+    dim_t floats() const { return bd * bh * wp * W; }
+    dim_t tap_offset(const conv_problem &p, dim_t t) const {
+        const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+        return ((kd * p.dl[0] * bh + kh * p.dl[1]) * wp + kw * p.dl[2]) * W;
+    }
+    // Fills the rows some tap reads of blocks [b0, b1) (the others stay unread: their src rows
+    // may not be in a converted chunk); positions outside the input are zero. Block b's box is
+    // at box + (b - b0) * bstride.
+    void fill(const conv_problem &p, const row_source &src, dim_t n, dim_t od, dim_t oh0, dim_t nr,
+              dim_t C, dim_t b0, dim_t b1, float *box, dim_t bstride) const {
+        const dim_t sw = src.pixel_stride();
+        for (dim_t kd = 0; kd < p.k[0]; ++kd)
+            for (dim_t y = 0; y < bh; ++y) {
+                bool read = false;
+                for (dim_t kh = 0; kh < p.k[1] && !read; ++kh) {
+                    const dim_t q = y - kh * p.dl[1];
+                    read = q >= 0 && q % p.s[1] == 0 && q / p.s[1] < nr;
+                }
+                if (!read) continue;
+                float *o = box + (kd * p.dl[0] * bh + y) * wp * W;
+                const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0], ih = oh0 * p.s[1] + y - p.pb[1];
+                const bool row_in = id >= 0 && id < p.i[0] && ih >= 0 && ih < p.i[1];
+                const float *srow = row_in ? src.row(n, id, ih) : nullptr;
+                for (dim_t x = 0; x < wp; ++x) {
+                    const dim_t iw = x - p.pb[2];
+                    const float *px = row_in && iw >= 0 && iw < p.i[2] ? srow + iw * sw : nullptr;
+                    for (dim_t b = b0; b < b1; ++b)
+                        vt::store(o + (b - b0) * bstride + x * W,
+                                  px ? vt::load_mask(px + b * W, block_mask(C, b)) : vt::zero());
+                }
+            }
+    }
+    // The run's diff_dst rows of blocks [b0, b1): [nr][o2][W] at out + (b - b0) * bstride.
+    static void fill_dst(const conv_problem &p, const row_source &dst, dim_t n, dim_t od, dim_t oh0,
+                         dim_t nr, dim_t C, dim_t b0, dim_t b1, float *out, dim_t bstride) {
+        const dim_t dw = dst.pixel_stride();
+        for (dim_t r = 0; r < nr; ++r) {
+            const float *drow = dst.row(n, od, oh0 + r);
+            for (dim_t ow = 0; ow < p.o[2]; ++ow)
+                for (dim_t b = b0; b < b1; ++b)
+                    vt::store(out + (b - b0) * bstride + (r * p.o[2] + ow) * W,
+                              vt::load_mask(drow + ow * dw + b * W, block_mask(C, b)));
+        }
+    }
+};
+
+// One register group: taps [t0, t0 + nt) (nt <= NT; the missing ones repeat tap t0 and are not
+// stored) and output channels [j0, j0 + NJ) of the group, over the run's rows, added into P.
+template <int CG, int NT, int NJ>
+static void grouped_bwd_weights_group(const conv_problem &p, const grouped_box &g, const float *box,
+                                      const float *drows, dim_t nr, dim_t c0, dim_t t0, int nt,
+                                      int j0, const typename vt::perm_t *perm, float *P) {
+    dim_t toff[NT];
+    for (int t = 0; t < NT; ++t) toff[t] = g.tap_offset(p, t0 + (t < nt ? t : 0));
+    typename vt::perm_t pj[NJ];
+    for (int j = 0; j < NJ; ++j) pj[j] = perm[j0 + j];
+    const dim_t sstep = p.s[2] * W, ksp = p.ksp(), b = c0 / W;
+    for (dim_t r = 0; r < nr; ++r) {
+        // Every index into acc is a constant after unrolling, so acc stays in registers.
+        V acc[NT][NJ];
+#pragma GCC unroll 9
+        for (int t = 0; t < NT; ++t)
+#pragma GCC unroll 2
+            for (int j = 0; j < NJ; ++j) acc[t][j] = vt::zero();
+        const float *drow = drows + r * p.o[2] * W;
+        const float *sp = box + r * p.s[1] * g.wp * W;
+        for (dim_t ow = 0; ow < p.o[2]; ++ow, sp += sstep) {
+            const V dv = vt::load(drow + ow * W);
+            V dp[NJ];
+#pragma GCC unroll 2
+            for (int j = 0; j < NJ; ++j) dp[j] = CG == 1 ? dv : vt::permute(dv, pj[j]);
+#pragma GCC unroll 9
+            for (int t = 0; t < NT; ++t) {
+                V sv = vt::load(sp + toff[t]);
+                // One load per tap, in a register: GCC would otherwise fold it into each FMA,
+                // and the loads (with the permutations') would rival the FMAs (5% here).
+                asm("" : "+v"(sv));
+#pragma GCC unroll 2
+                for (int j = 0; j < NJ; ++j) acc[t][j] = vt::fma(dp[j], sv, acc[t][j]);
+            }
+        }
+        // Added row by row, as the sums of each row: the bits do not depend on where runs (or
+        // chunks of converted rows, or the layout) start and end.
+#pragma GCC unroll 9
+        for (int t = 0; t < NT; ++t)
+#pragma GCC unroll 2
+            for (int j = 0; j < NJ; ++j) {
+                if (t >= nt) continue;
+                float *pp = P + ((b * ksp + t0 + t) * CG + j0 + j) * W;
+                vt::store(pp, vt::add(acc[t][j], vt::load(pp)));
+            }
+    }
+}
+
+// The floats of one block's box and diff_dst rows for runs of nr rows.
+static dim_t grouped_block_floats(const conv_problem &p, dim_t nr) {
+    return grouped_box(p, nr).floats() + nr * p.o[2] * W;
+}
+// The most diff_dst rows of one plane per run whose box and rows of one block fit half of L1,
+// and of all blocks half of L2.
+static dim_t grouped_bwd_weights_run(const direct_plan &pl, dim_t nblocks) {
+    const conv_problem &p = pl.p;
+    const auto fits = [&](dim_t nr) {
+        const dim_t bytes = grouped_block_floats(p, nr) * dim_t(sizeof(float));
+        return bytes <= pl.caches.l1d / 2 && nblocks * bytes <= pl.caches.l2 / 2;
+    };
+    dim_t nr = 1;
+    while (nr < p.o[1] && fits(nr + 1)) ++nr;
+    return nr;
+}
+// The blocks filled in one pass: all, unless their boxes outgrow half of L2 (long rows, many
+// channels), so the scratch stays near one block's rows.
+static dim_t grouped_blocks_per_fill(const direct_plan &pl, dim_t nblocks, dim_t bstride) {
+    return imax(1, imin(nblocks, pl.caches.l2 / 2 / (bstride * dim_t(sizeof(float)))));
+}
+
 template <int CG>
 static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
                                 const row_source &dst0, void *user_w, dim_t nblocks) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     const dim_t part = nblocks * ksp * CG * W;
+    constexpr int NJ = CG < 2 ? CG : 2, NT = gbw_taps;
     scratch partials(pl.nthr * part);
     typename vt::perm_t perm[CG];
     for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
+    const dim_t run = grouped_bwd_weights_run(pl, nblocks), bstride = grouped_block_floats(p, run);
+    const dim_t bfill = grouped_blocks_per_fill(pl, nblocks, bstride);
     // Partial sums, then their fixed-order reduction: two regions (no barrier inside one).
     parallel(pl.nthr, [&](int ithr, int nt) {
         float *P = partials.p + ithr * part;
@@ -232,61 +377,26 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
         // Copied operands are converted per chunk of rows, like the direct kernel's bwd_weights.
         row_source src = src0, dst = dst0;
         const row_buffers bufs(p, src, dst, s, e, pl.rows_per_chunk);
-        const dim_t sw = src.pixel_stride(), dw = dst.pixel_stride();
-        // With few group channels, four accumulators per channel hide the FMA latency of the
-        // chain along w (the order of the sums is fixed, so results repeat exactly); with 4 or
-        // more, the channels themselves are independent chains.
-        constexpr int U = CG >= 4 ? 1 : 4;
-        for (dim_t row = s; row < e; ++row) {
-            if ((row - s) % pl.rows_per_chunk == 0)
-                row_buffers::convert(p, src, dst, row, imin(row + pl.rows_per_chunk, e));
-            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            // Channel block outermost: its cache lines of the rows stay in L1 across the taps.
-            for (dim_t b = 0; b < nblocks; ++b) {
-                const dim_t c0 = b * W;
-                const mask_t mk = vt::mask(int(imin(W, C - c0)));
-                const float *drow = dst.row(n, od, oh) + c0;
-                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                    if (id < 0 || id >= p.i[0]) continue;
-                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (ih < 0 || ih >= p.i[1]) continue;
-                        const float *srow = src.row(n, id, ih) + c0;
-                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                            dim_t lo, hi;
-                            const dim_t off = tap_w_range(p, kw, lo, hi);
-                            const dim_t t = (kd * p.k[1] + kh) * p.k[2] + kw;
-                            V acc[U][CG];
-                            for (int u = 0; u < U; ++u)
-                                for (int i = 0; i < CG; ++i) acc[u][i] = vt::zero();
-                            dim_t ow = lo;
-                            for (; ow + U <= hi; ow += U) {
-#pragma GCC unroll 4
-                                for (int u = 0; u < U; ++u) {
-                                    const V dv = vt::load_mask(drow + (ow + u) * dw, mk);
-                                    // The src pixel first, then its address: a stride times a
-                                    // channel stride may overflow.
-                                    const V sv = vt::load_mask(srow + ((ow + u) * p.s[2] + off) * sw, mk);
-#pragma GCC unroll 8
-                                    for (int i = 0; i < CG; ++i)
-                                        acc[u][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[u][i]);
-                                }
-                            }
-                            for (; ow < hi; ++ow) {
-                                const V dv = vt::load_mask(drow + ow * dw, mk);
-                                const V sv = vt::load_mask(srow + (ow * p.s[2] + off) * sw, mk);
-                                for (int i = 0; i < CG; ++i)
-                                    acc[0][i] = vt::fma(dv, CG == 1 ? sv : vt::permute(sv, perm[i]), acc[0][i]);
-                            }
-                            float *pp = P + ((b * ksp + t) * CG) * W;
-                            for (int i = 0; i < CG; ++i) {
-                                V sum = acc[0][i];
-                                for (int u = 1; u < U; ++u) sum = vt::add(sum, acc[u][i]);
-                                vt::store(pp + i * W, vt::add(sum, vt::load(pp + i * W)));
-                            }
-                        }
-                    }
+        scratch box(bfill * bstride);
+        for (dim_t row = s, re; row < e; row = re) {
+            const dim_t chunk_end = imin(e, s + ((row - s) / pl.rows_per_chunk + 1) * pl.rows_per_chunk);
+            if ((row - s) % pl.rows_per_chunk == 0) row_buffers::convert(p, src, dst, row, chunk_end);
+            // A run: rows of one plane (n, od), in one chunk.
+            re = imin(imin(row + run, chunk_end), (row / p.o[1] + 1) * p.o[1]);
+            const dim_t oh0 = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
+            const dim_t nr = re - row;
+            const grouped_box g(p, nr);
+            // Per block of a fill: its box, then its diff_dst rows.
+            for (dim_t b0 = 0; b0 < nblocks; b0 += bfill) {
+                const dim_t b1 = imin(nblocks, b0 + bfill);
+                g.fill(p, src, n, od, oh0, nr, C, b0, b1, box.p, bstride);
+                grouped_box::fill_dst(p, dst, n, od, oh0, nr, C, b0, b1, box.p + g.floats(), bstride);
+                for (dim_t b = b0; b < b1; ++b) {
+                    const float *bb = box.p + (b - b0) * bstride;
+                    for (dim_t t0 = 0; t0 < ksp; t0 += NT)
+                        for (int j0 = 0; j0 < CG; j0 += NJ)
+                            grouped_bwd_weights_group<CG, NT, NJ>(p, g, bb, bb + g.floats(), nr, b * W, t0,
+                                                                  int(imin(NT, ksp - t0)), j0, perm, P);
                 }
             }
         }
@@ -298,10 +408,12 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
         for (dim_t x = xs; x < xe; ++x) {
             const dim_t c = x / ksp, t = x % ksp, b = c / W, ln = c % W;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            for (int i = 0; i < CG; ++i) {
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            // Lane ln holds input channel c % cg of its group, against output channel j.
+            for (int j = 0; j < CG; ++j) {
                 float sum = 0.f;
-                for (int q = 0; q < nt; ++q) sum += partials.p[q * part + ((b * ksp + t) * CG + i) * W + ln];
-                store_elem(p.dt, user_w, c * l.oc + i * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], sum);
+                for (int q = 0; q < nt; ++q) sum += partials.p[q * part + ((b * ksp + t) * CG + j) * W + ln];
+                store_elem(p.dt, user_w, (c - c % CG + j) * l.oc + (c % CG) * l.ic + toff, sum);
             }
         }
     });
