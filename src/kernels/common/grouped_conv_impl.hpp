@@ -232,8 +232,28 @@ constexpr int gbw_taps = W >= 16 ? 9 : 4;  // taps per register group (AVX2: 16 
 // few sets of L1 and evict each other between the passes over them. All blocks are filled in
 // one pass over the run's pixels, which reads each pixel's channels in order (block by block,
 // the loads ran a row of channels apart and waited on memory).
-// The lanes of channel block b that hold one of the C channels.
-static inline mask_t block_mask(dim_t C, dim_t b) { return vt::mask(int(imin(W, C - b * W))); }
+// Where the weight gradient's copies read a data tensor: f32 rows (the user's, or chunks that
+// row_source converted), or the user's bf16/f16 rows with contiguous channels, widened by the
+// copy itself (converting them first would be one more pass over the tensor through memory).
+struct grouped_pixels {
+    const row_source *rows;  // f32 rows; null: the user's 16-bit rows
+    tview<uint16_t> u16;
+    data_type dt;
+    const void *row(dim_t n, dim_t d, dim_t h) const {
+        return rows ? static_cast<const void *>(rows->row(n, d, h)) : u16.at(n, d, h, 0);
+    }
+    // Channel block b of pixel w of a row into out: W floats, those past C zero.
+    void load_block(const void *row, dim_t w, dim_t b, dim_t C, float *out) const {
+        const dim_t c0 = b * W, nc = imin(W, C - c0);
+        if (rows) {
+            const float *x = static_cast<const float *>(row) + w * rows->pixel_stride() + c0;
+            vt::store(out, vt::load_mask(x, vt::mask(int(nc))));
+            return;
+        }
+        if (nc < W) vt::store(out, vt::zero());
+        vt::widen(dt, static_cast<const uint16_t *>(row) + w * u16.w + c0, out, nc);
+    }
+};
 
 struct grouped_box {
     dim_t bd, bh, wp;  // extents along d, h, w
@@ -248,9 +268,8 @@ struct grouped_box {
     // Fills the rows some tap reads of blocks [b0, b1) (the others stay unread: their src rows
     // may not be in a converted chunk); positions outside the input are zero. Block b's box is
     // at box + (b - b0) * bstride.
-    void fill(const conv_problem &p, const row_source &src, dim_t n, dim_t od, dim_t oh0, dim_t nr,
+    void fill(const conv_problem &p, const grouped_pixels &src, dim_t n, dim_t od, dim_t oh0, dim_t nr,
               dim_t C, dim_t b0, dim_t b1, float *box, dim_t bstride) const {
-        const dim_t sw = src.pixel_stride();
         for (dim_t kd = 0; kd < p.k[0]; ++kd)
             for (dim_t y = 0; y < bh; ++y) {
                 bool read = false;
@@ -262,26 +281,28 @@ struct grouped_box {
                 float *o = box + (kd * p.dl[0] * bh + y) * wp * W;
                 const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0], ih = oh0 * p.s[1] + y - p.pb[1];
                 const bool row_in = id >= 0 && id < p.i[0] && ih >= 0 && ih < p.i[1];
-                const float *srow = row_in ? src.row(n, id, ih) : nullptr;
+                const void *srow = row_in ? src.row(n, id, ih) : nullptr;
                 for (dim_t x = 0; x < wp; ++x) {
                     const dim_t iw = x - p.pb[2];
-                    const float *px = row_in && iw >= 0 && iw < p.i[2] ? srow + iw * sw : nullptr;
-                    for (dim_t b = b0; b < b1; ++b)
-                        vt::store(o + (b - b0) * bstride + x * W,
-                                  px ? vt::load_mask(px + b * W, block_mask(C, b)) : vt::zero());
+                    const bool in = row_in && iw >= 0 && iw < p.i[2];
+                    for (dim_t b = b0; b < b1; ++b) {
+                        float *out = o + (b - b0) * bstride + x * W;
+                        if (in)
+                            src.load_block(srow, iw, b, C, out);
+                        else
+                            vt::store(out, vt::zero());
+                    }
                 }
             }
     }
     // The run's diff_dst rows of blocks [b0, b1): [nr][o2][W] at out + (b - b0) * bstride.
-    static void fill_dst(const conv_problem &p, const row_source &dst, dim_t n, dim_t od, dim_t oh0,
+    static void fill_dst(const conv_problem &p, const grouped_pixels &dst, dim_t n, dim_t od, dim_t oh0,
                          dim_t nr, dim_t C, dim_t b0, dim_t b1, float *out, dim_t bstride) {
-        const dim_t dw = dst.pixel_stride();
         for (dim_t r = 0; r < nr; ++r) {
-            const float *drow = dst.row(n, od, oh0 + r);
+            const void *drow = dst.row(n, od, oh0 + r);
             for (dim_t ow = 0; ow < p.o[2]; ++ow)
                 for (dim_t b = b0; b < b1; ++b)
-                    vt::store(out + (b - b0) * bstride + (r * p.o[2] + ow) * W,
-                              vt::load_mask(drow + ow * dw + b * W, block_mask(C, b)));
+                    dst.load_block(drow, ow, b, C, out + (b - b0) * bstride + (r * p.o[2] + ow) * W);
         }
     }
 };
@@ -358,7 +379,8 @@ static dim_t grouped_blocks_per_fill(const direct_plan &pl, dim_t nblocks, dim_t
 
 template <int CG>
 static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
-                                const row_source &dst0, void *user_w, dim_t nblocks) {
+                                const row_source &dst0, bool src16, bool dst16, void *user_w,
+                                dim_t nblocks) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
     const dim_t part = nblocks * ksp * CG * W;
@@ -377,6 +399,8 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
         // Copied operands are converted per chunk of rows, like the direct kernel's bwd_weights.
         row_source src = src0, dst = dst0;
         const row_buffers bufs(p, src, dst, s, e, pl.rows_per_chunk);
+        const grouped_pixels spx{src16 ? nullptr : &src, user_view<uint16_t>(src.user, p.src), p.dt};
+        const grouped_pixels dpx{dst16 ? nullptr : &dst, user_view<uint16_t>(dst.user, p.dst), p.dt};
         scratch box(bfill * bstride);
         for (dim_t row = s, re; row < e; row = re) {
             const dim_t chunk_end = imin(e, s + ((row - s) / pl.rows_per_chunk + 1) * pl.rows_per_chunk);
@@ -389,8 +413,8 @@ static void grouped_bwd_weights(const direct_plan &pl, const row_source &src0,
             // Per block of a fill: its box, then its diff_dst rows.
             for (dim_t b0 = 0; b0 < nblocks; b0 += bfill) {
                 const dim_t b1 = imin(nblocks, b0 + bfill);
-                g.fill(p, src, n, od, oh0, nr, C, b0, b1, box.p, bstride);
-                grouped_box::fill_dst(p, dst, n, od, oh0, nr, C, b0, b1, box.p + g.floats(), bstride);
+                g.fill(p, spx, n, od, oh0, nr, C, b0, b1, box.p, bstride);
+                grouped_box::fill_dst(p, dpx, n, od, oh0, nr, C, b0, b1, box.p + g.floats(), bstride);
                 for (dim_t b = b0; b < b1; ++b) {
                     const float *bb = box.p + (b - b0) * bstride;
                     for (dim_t t0 = 0; t0 < ksp; t0 += NT)
@@ -425,11 +449,15 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const int nthr = pl.nthr;
     const dim_t C = p.g * CG, nblocks = div_up(C, W);
     if (p.dir == conv_direction::bwd_weights) {
-        const row_source src{pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, C,
-                             p.i};
-        const row_source dst{pl.dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, C,
-                             p.o};
-        grouped_bwd_weights<CG>(pl, src, dst, args.out, nblocks);
+        // bf16/f16 rows with contiguous channels are widened by the copies of the weight
+        // gradient (grouped_pixels), so their row sources convert nothing (marked direct, and
+        // read only through grouped_pixels).
+        const bool low = p.dt != data_type::f32, src16 = low && p.src.c == 1, dst16 = low && p.dst.c == 1;
+        const row_source src{pl.src_direct || src16, user_view(args.src, p.src), args.src, &p.src, p.dt,
+                             C, p.i};
+        const row_source dst{pl.dst_direct || dst16, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt,
+                             C, p.o};
+        grouped_bwd_weights<CG>(pl, src, dst, src16, dst16, args.out, nblocks);
         return;
     }
     const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
