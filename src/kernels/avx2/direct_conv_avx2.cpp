@@ -95,6 +95,16 @@ struct vt {
         return _mm256_load_si256(reinterpret_cast<const __m256i *>(idx));
     }
     static inline V permute(V v, perm_t idx) { return _mm256_permutevar8x32_ps(v, idx); }
+    // Lanes l with bit D of l set from b, the others from a; and lane l <- lane l ^ D (D = 1,
+    // 2, 4): the steps that add the lanes of groups of 2-8 channels (grouped_reduce).
+    template <int D>
+    static inline V blend_bit(V a, V b) { return _mm256_blend_ps(a, b, D == 1 ? 0xAA : D == 2 ? 0xCC : 0xF0); }
+    template <int D>
+    static inline V swap_bit(V v) {
+        if constexpr (D == 1) return _mm256_permute_ps(v, 0xB1);
+        else if constexpr (D == 2) return _mm256_permute_ps(v, 0x4E);
+        else return _mm256_permute2f128_ps(v, v, 0x01);
+    }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
         dim_t i = 0;

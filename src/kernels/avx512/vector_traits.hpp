@@ -79,6 +79,18 @@ struct vt {
         return _mm512_load_si512(idx);
     }
     static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
+    // Lanes l with bit D of l set from b, the others from a; and lane l <- lane l ^ D (D = 1,
+    // 2, 4): the steps that add the lanes of groups of 2-8 channels (grouped_reduce).
+    template <int D>
+    static inline V blend_bit(V a, V b) {
+        return _mm512_mask_blend_ps(__mmask16(D == 1 ? 0xAAAA : D == 2 ? 0xCCCC : 0xF0F0), a, b);
+    }
+    template <int D>
+    static inline V swap_bit(V v) {
+        if constexpr (D == 1) return _mm512_permute_ps(v, 0xB1);
+        else if constexpr (D == 2) return _mm512_permute_ps(v, 0x4E);
+        else return _mm512_shuffle_f32x4(v, v, 0xB1);
+    }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {
         dim_t i = 0;

@@ -1,19 +1,23 @@
 // Grouped and depthwise convolution with few channels per group (ICg == OCg == cg, cg a divisor
 // of the vector width W and smaller than it). The general kernel would fill only cg of W lanes;
-// here the lanes are the channels of W/cg whole groups at once: one vector load of a pixel's
-// channels, then for each of the cg channels of a group a lane permutation brings every lane
-// its group's i-th channel (none for depthwise, cg = 1), and one FMA with the weights of that
-// lane. Included after direct_conv_impl.hpp in an ISA's namespace; needs vt::perm_t,
-// vt::perm_index(cg, i) and vt::permute(v, idx).
+// here the lanes are the channels of W/cg whole groups at once, one vector load per pixel.
+// - fwd and bwd_data: the lanes are the input side's channels. Per output pixel, cg vectors of
+//   sums acc[j] hold in lane l the products for output channel j of l's group, one FMA per
+//   tap and j with no lane movement; then grouped_reduce adds each group's lanes of acc[j]
+//   into its lane j (log2 cg steps of blends, an in-lane swap and an add).
+// - bwd_weights: the lanes are src's channels, and a permutation per diff_dst pixel and output
+//   channel of the group serves a register group of taps (below).
+// Included after direct_conv_impl.hpp in an ISA's namespace; needs vt::perm_t,
+// vt::perm_index(cg, i), vt::permute(v, idx), vt::blend_bit<D> and vt::swap_bit<D>.
 
 struct gplan_view {
     const conv_problem *p;
     dim_t cg, C, nblocks;  // channels per group, all channels, W-blocks of channels
 };
 
-// Packed weights [block][tap][i][W]: lane l of block b, for i in [0, cg), holds
-//   fwd:      W[oc = b*W + l][icg = i]                      (input channel of the group: i)
-//   bwd_data: W[oc = b*W + l - l%cg + i][icg = l % cg]     (output channel of the group: i)
+// Packed weights [block][tap][i][W]: lane l of block b (channel c = b*W + l), for i in [0, cg):
+//   transposed: W[oc = c - c%cg + i][icg = c % cg]   (fwd: lanes are src channels, i = oc's j)
+//   else:       W[oc = c][icg = i]                   (bwd_data: lanes are dst channels, i = icg)
 static void grouped_pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                                  dim_t cg, dim_t nblocks, float *out) {
     const weights_layout &l = p.wei;
@@ -41,18 +45,45 @@ static void grouped_pack_weights(const conv_problem &p, int nthr, const void *us
     });
 }
 
+// The products of input vector x (lanes: input channels) with a tap's packed weights [j][W],
+// into acc[j] (output channel j of each lane's group). The weights are read from L1 by the FMAs
+// themselves: keeping them in registers would leave room for a tile of only 2 pixels.
 template <int CG>
-static inline V grouped_fma(V x, const float *w, V acc, const typename vt::perm_t *perm) {
+static inline void grouped_fma(V x, const float *w, V (&acc)[CG]) {
+#pragma GCC unroll 8
+    for (int j = 0; j < CG; ++j) acc[j] = vt::fma(x, vt::load(w + j * W), acc[j]);
+}
+
+// Lane l of the result: the sum over the lanes of l's group of acc[l % cg]. Each step pairs
+// vectors whose lanes hold sums for alternate rows (bit D of the lane) and adds each lane's
+// partner across bit D, so the sum for output channel j ends in lane j of its group.
+template <int D>
+static inline V grouped_pair_step(V a, V b) {
+    return vt::add(vt::blend_bit<D>(a, b), vt::swap_bit<D>(vt::blend_bit<D>(b, a)));
+}
+template <int CG>
+static inline V grouped_reduce(const V (&acc)[CG]) {
     if constexpr (CG == 1) {
-        return vt::fma(x, vt::load(w), acc);
+        return acc[0];
     } else {
-#pragma GCC unroll 16
-        for (int i = 0; i < CG; ++i) acc = vt::fma(vt::permute(x, perm[i]), vt::load(w + i * W), acc);
-        return acc;
+        V r[CG / 2];
+        for (int k = 0; k < CG / 2; ++k) r[k] = grouped_pair_step<1>(acc[2 * k], acc[2 * k + 1]);
+        if constexpr (CG == 2) return r[0];
+        if constexpr (CG >= 4) {
+            V q[CG / 4];
+            for (int k = 0; k < CG / 4; ++k) q[k] = grouped_pair_step<2>(r[2 * k], r[2 * k + 1]);
+            if constexpr (CG == 4) return q[0];
+            if constexpr (CG == 8) return grouped_pair_step<4>(q[0], q[1]);
+        }
     }
 }
 
-constexpr int gm = 8;  // output pixels per register tile
+// Output pixels per register tile: cg sums each, within 24 of the 32 registers (12 of AVX2's 16).
+template <int CG>
+constexpr int grouped_tile() {
+    constexpr int fit = (W >= 16 ? 24 : 12) / CG;
+    return CG == 1 || fit > 8 ? 8 : fit;
+}
 
 // One output pixel's channels c0.. of a block (mask mk, n of them): f32 stored as is; the bits
 // of a bf16/f16 output (direct_plan::out_rounded_in_kernel) rounded once, in place.
@@ -75,15 +106,14 @@ static dim_t grouped_blocks_per_set(const direct_plan &pl, dim_t cg) {
     return imax(1, pl.caches.l1d / 2 / block_bytes);
 }
 
-// fwd (CG = cg): dst[pix][c] += sum_taps sum_i src[pix'][group(c) base + i] * w. CE: dst's
-// element type (float, or bf16/f16 bits rounded in place).
+// fwd (CG = cg): dst[pix][oc] = sum_taps sum_icg src[pix'][group(oc) base + icg] * w. CE:
+// dst's element type (float, or bf16/f16 bits rounded in place).
 template <int CG, typename CE>
 static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE> &dst,
                         const float *wp, const float *bias, dim_t nblocks) {
     const conv_problem &p = pl.p;
+    constexpr int gm = grouped_tile<CG>();
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
-    typename vt::perm_t perm[CG];
-    for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
     const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
@@ -97,10 +127,10 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE>
                 const dim_t c0 = b * W;
                 const int nc = int(imin(W, C - c0));
                 const mask_t mk = vt::mask(nc);
-                const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                 const int m = int(imin(gm, p.o[2] - ow0));
-                V acc[gm];
-                for (int q = 0; q < gm; ++q) acc[q] = binit;
+                V acc[gm][CG];
+                for (int q = 0; q < gm; ++q)
+                    for (int j = 0; j < CG; ++j) acc[q][j] = vt::zero();
                 for (dim_t kd = 0; kd < p.k[0]; ++kd) {
                     const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
                     if (id < 0 || id >= p.i[0]) continue;
@@ -119,7 +149,7 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE>
                                 const dim_t step = p.s[2] * src.w;
 #pragma GCC unroll 8
                                 for (int q = 0; q < gm; ++q)
-                                    acc[q] = grouped_fma<CG>(vt::load_mask(x + q * step, mk), wt, acc[q], perm);
+                                    grouped_fma<CG>(vt::load_mask(x + q * step, mk), wt, acc[q]);
                                 continue;
                             }
                             // Constant trip count: acc[] stays in registers.
@@ -128,15 +158,19 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE>
                                 if (q >= m) continue;  // (no pixel: its position may overflow)
                                 const dim_t iw = (ow0 + q) * p.s[2] + off;
                                 if (iw >= 0 && iw < p.i[2])
-                                    acc[q] = grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q], perm);
+                                    grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q]);
                             }
                         }
                     }
                 }
                 CE *drow = dst.at(n, od, oh, ow0) + c0;
+                const V bv = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
 #pragma GCC unroll 8
-                for (int q = 0; q < gm; ++q)
-                    if (q < m) grouped_store(drow + q * dst.w, acc[q], mk, nc, p.dt);
+                for (int q = 0; q < gm; ++q) {
+                    if (q >= m) continue;
+                    const V sum = grouped_reduce<CG>(acc[q]);
+                    grouped_store(drow + q * dst.w, bias ? vt::add(sum, bv) : sum, mk, nc, p.dt);
+                }
             }
         }
     });
@@ -148,9 +182,8 @@ template <int CG, typename CE>
 static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const fview &dst,
                              const float *wt, const float *bias, dim_t nblocks) {
     const conv_problem &p = pl.p;
+    constexpr int gm = grouped_tile<CG>();
     const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
-    typename vt::perm_t perm[CG];
-    for (int i = 0; i < CG; ++i) perm[i] = vt::perm_index(CG, i);
     const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
     parallel(pl.nthr, [&](int ithr, int nt) {
         dim_t s, e;
@@ -168,10 +201,10 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
                     const dim_t c0 = b * W;
                     const int nc = int(imin(W, C - c0));
                     const mask_t mk = vt::mask(nc);
-                    const V binit = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
                     const int m = int(imin(gm, T - t0));
-                    V acc[gm];
-                    for (int q = 0; q < gm; ++q) acc[q] = binit;
+                    V acc[gm][CG];
+                    for (int q = 0; q < gm; ++q)
+                        for (int j = 0; j < CG; ++j) acc[q][j] = vt::zero();
                     for (dim_t kd = 0; kd < p.k[0]; ++kd) {
                         const dim_t td = id + p.pb[0] - kd * p.dl[0];
                         if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
@@ -188,14 +221,14 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
                                     const float *x = drow + tw0 * dst.w;  // interior: no checks
 #pragma GCC unroll 8
                                     for (int q = 0; q < gm; ++q)
-                                        acc[q] = grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q], perm);
+                                        grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q]);
                                     continue;
                                 }
 #pragma GCC unroll 8
                                 for (int q = 0; q < gm; ++q) {
                                     const dim_t tw = tw0 + q;
                                     if (q < m && tw >= 0 && tw < p.o[2])
-                                        acc[q] = grouped_fma<CG>(vt::load_mask(drow + tw * dst.w, mk), wk, acc[q], perm);
+                                        grouped_fma<CG>(vt::load_mask(drow + tw * dst.w, mk), wk, acc[q]);
                                 }
                             }
                         }
@@ -203,9 +236,13 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
                     CE *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
                     // (Several pixels per phase only when the stride is below the width.)
                     const dim_t sstep = m > 1 ? p.s[2] * src.w : 0;
+                    const V bv = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
 #pragma GCC unroll 8
-                    for (int q = 0; q < gm; ++q)
-                        if (q < m) grouped_store(srow + q * sstep, acc[q], mk, nc, p.dt);
+                    for (int q = 0; q < gm; ++q) {
+                        if (q >= m) continue;
+                        const V sum = grouped_reduce<CG>(acc[q]);
+                        grouped_store(srow + q * sstep, bias ? vt::add(sum, bv) : sum, mk, nc, p.dt);
+                    }
                 }
             }
         }
@@ -461,8 +498,9 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
         return;
     }
     const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
+    // The lanes are the input side's channels: fwd takes the transposed packing.
     scratch w(nblocks * p.ksp() * CG * W);
-    grouped_pack_weights(p, nthr, args.wei, src_out, CG, nblocks, w.p);
+    grouped_pack_weights(p, nthr, args.wei, !src_out, CG, nblocks, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;
