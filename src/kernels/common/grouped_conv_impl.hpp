@@ -176,6 +176,17 @@ static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE>
     });
 }
 
+// Whether x is a multiple of the stride s, and its floor quotient q: a division only for strides
+// above 1 (bwd_data asks per tap, tile and block: idiv was 7% of ResNeXt's time).
+static inline bool stride_quotient(dim_t x, dim_t s, dim_t &q) {
+    if (s == 1) {
+        q = x;
+        return true;
+    }
+    q = floor_div(x, s);
+    return q * s == x;
+}
+
 // bwd_data (CG = cg): src[pix][c] = sum over taps reaching pix, sum_j dst[o][group(c) base + j] * w.
 // CE: src's element type, as for grouped_fwd.
 template <int CG, typename CE>
@@ -206,16 +217,14 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
                     for (int q = 0; q < gm; ++q)
                         for (int j = 0; j < CG; ++j) acc[q][j] = vt::zero();
                     for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                        const dim_t td = id + p.pb[0] - kd * p.dl[0];
-                        if (td < 0 || td % p.s[0] != 0 || td / p.s[0] >= p.o[0]) continue;
+                        dim_t od, oh, ow;
+                        if (!stride_quotient(id + p.pb[0] - kd * p.dl[0], p.s[0], od) || od < 0 || od >= p.o[0]) continue;
                         for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                            const dim_t th = ih + p.pb[1] - kh * p.dl[1];
-                            if (th < 0 || th % p.s[1] != 0 || th / p.s[1] >= p.o[1]) continue;
-                            const float *drow = dst.at(n, td / p.s[0], th / p.s[1], 0) + c0;
+                            if (!stride_quotient(ih + p.pb[1] - kh * p.dl[1], p.s[1], oh) || oh < 0 || oh >= p.o[1]) continue;
+                            const float *drow = dst.at(n, od, oh, 0) + c0;
                             for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                                const dim_t qw = r + p.pb[2] - kw * p.dl[2];
-                                if (floor_div(qw, p.s[2]) * p.s[2] != qw) continue;
-                                const dim_t tw0 = t0 + floor_div(qw, p.s[2]);
+                                if (!stride_quotient(r + p.pb[2] - kw * p.dl[2], p.s[2], ow)) continue;
+                                const dim_t tw0 = t0 + ow;
                                 const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
                                 if (m == gm && tw0 >= 0 && tw0 + gm - 1 < p.o[2]) {
                                     const float *x = drow + tw0 * dst.w;  // interior: no checks
