@@ -286,12 +286,14 @@ TEST(Depthwise, GroupedLanesEqualTheReference) {
             if (why.empty())
                 mine.push_back(c);
             else
-                EXPECT_GE(c.r.prob.icg, row->tile.vlen) << row->name << " " << c.text << ": " << why;
+                EXPECT_GE(c.r.prob.icg, row->tile.vlen)
+                    << row->name << " " << c.text << ": " << why;
         }
         EXPECT_GE(mine.size(), lanes_cases().size() / 2) << row->name;
         EXPECT_EQ(testing::check_row(*row, m, mine), int(mine.size())) << row->name;
     }
-    if (ran == 0) GTEST_SKIP() << "no grouped_lanes row runs on this CPU (or under CONVGRAD_MAX_ISA)";
+    if (ran == 0)
+        GTEST_SKIP() << "no grouped_lanes row runs on this CPU (or under CONVGRAD_MAX_ISA)";
 }
 
 // The chunked geometry really spans chunks of plane copies (2 images of 5), and the kernel

@@ -87,9 +87,12 @@ struct vt {
     }
     template <int D>
     static inline V swap_bit(V v) {
-        if constexpr (D == 1) return _mm512_permute_ps(v, 0xB1);
-        else if constexpr (D == 2) return _mm512_permute_ps(v, 0x4E);
-        else return _mm512_shuffle_f32x4(v, v, 0xB1);
+        if constexpr (D == 1)
+            return _mm512_permute_ps(v, 0xB1);
+        else if constexpr (D == 2)
+            return _mm512_permute_ps(v, 0x4E);
+        else
+            return _mm512_shuffle_f32x4(v, v, 0xB1);
     }
     // bf16/f16 <-> f32 for n contiguous elements (exact widening, nearest-even narrowing).
     static inline void widen(data_type dt, const uint16_t *x, float *y, dim_t n) {

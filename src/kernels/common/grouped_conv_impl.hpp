@@ -270,14 +270,6 @@ static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const 
 // reduced in a fixed order.
 constexpr int gbw_taps = W >= 16 ? 9 : 4;  // taps per register group (AVX2: 16 registers)
 
-// The zero-bordered src rows of one block that a run of diff_dst rows [oh0, oh0 + nr) of plane
-// (n, od) reads: [kd span][h span][wp][W], in padded coordinates (input index + front padding),
-// so tap (kd, kh, kw) of output pixel (oh0 + r, ow) is at box + tap_offset + (r*s1*wp + ow*s2)*W.
-// The run's diff_dst rows of the block are copied too, dense: a channels-last row's pixels of
-// one block lie a row of channels apart (1 KiB for 256), so in place they would all fall in a
-// few sets of L1 and evict each other between the passes over them. All blocks are filled in
-// one pass over the run's pixels, which reads each pixel's channels in order (block by block,
-// the loads ran a row of channels apart and waited on memory).
 // Where the weight gradient's copies read a data tensor: f32 rows (the user's, or chunks that
 // row_source converted), or the user's bf16/f16 rows with contiguous channels, widened by the
 // copy itself (converting them first would be one more pass over the tensor through memory).
@@ -301,6 +293,14 @@ struct grouped_pixels {
     }
 };
 
+// The zero-bordered src rows of one block that a run of diff_dst rows [oh0, oh0 + nr) of plane
+// (n, od) reads: [kd span][h span][wp][W], in padded coordinates (input index + front padding),
+// so tap (kd, kh, kw) of output pixel (oh0 + r, ow) is at box + tap_offset + (r*s1*wp + ow*s2)*W.
+// The run's diff_dst rows of the block are copied too, dense: a channels-last row's pixels of
+// one block lie a row of channels apart (1 KiB for 256), so in place they would all fall in a
+// few sets of L1 and evict each other between the passes over them. All blocks are filled in
+// one pass over the run's pixels, which reads each pixel's channels in order (block by block,
+// the loads ran a row of channels apart and waited on memory).
 struct grouped_box {
     dim_t bd, bh, wp;  // extents along d, h, w
     grouped_box(const conv_problem &p, dim_t nr)
