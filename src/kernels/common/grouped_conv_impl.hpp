@@ -363,7 +363,8 @@ static void grouped_bwd_weights_group(const conv_problem &p, const grouped_box &
     for (int t = 0; t < NT; ++t) toff[t] = g.tap_offset(p, t0 + (t < nt ? t : 0));
     typename vt::perm_t pj[NJ];
     for (int j = 0; j < NJ; ++j) pj[j] = perm[j0 + j];
-    const dim_t sstep = p.s[2] * W, ksp = p.ksp(), b = c0 / W;
+    // (One output pixel per row: the stride may be beyond any image, and is never stepped.)
+    const dim_t sstep = p.o[2] > 1 ? p.s[2] * W : 0, ksp = p.ksp(), b = c0 / W;
     for (dim_t r = 0; r < nr; ++r) {
         // Every index into acc is a constant after unrolling, so acc stays in registers.
         V acc[NT][NJ];
