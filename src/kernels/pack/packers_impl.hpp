@@ -116,7 +116,11 @@ static void transpose_ncx(data_type dt, bool to_dense, dim_t mb, int nthr, void 
 // or neither channels nor pixels: the NCX rows go through transpose_run_block).
 static void pack_row_channels_last(data_type dt, const void *user, const data_layout &l, dim_t C,
                                    dim_t w_count, dim_t base, float *o) {
-    if (dt == data_type::f32 && l.c == 1) {
+    if (dt == data_type::f32 && l.c == 1 && l.sp[2] == C) {  // a dense row: one copy
+        // (Per pixel, the 3 channels of a first layer's input cost a library call each.)
+        std::memcpy(o, static_cast<const float *>(user) + base,
+                    size_t(w_count * C) * sizeof(float));
+    } else if (dt == data_type::f32 && l.c == 1) {
         for (dim_t w = 0; w < w_count; ++w)
             std::memcpy(o + w * C, static_cast<const float *>(user) + base + w * l.sp[2],
                         size_t(C) * sizeof(float));
@@ -182,6 +186,43 @@ static void pack_channels_last(data_type dt, dim_t mb, int nthr, const void *use
         pack_row_channels_last(dt, user, l, C, w1 - w0,
                                n * l.n + d * l.sp[0] + h * l.sp[1] + w0 * l.sp[2],
                                out + (r * sp[2] + w0) * C);
+    });
+}
+
+// The same into rows padded along w: row r of the copy starts `row` floats after row r - 1, its
+// pixels `lead` floats in, and the floats around them are zeroed (the forward kernel that
+// flattens the kernel width into K reads every window from such rows), in one pass.
+static void pack_channels_last_padded_w(data_type dt, dim_t mb, int nthr, const void *user,
+                                        const data_layout &l, dim_t C, const dim_t *sp, dim_t lead,
+                                        dim_t row, float *out) {
+    const dim_t rows = mb * sp[0] * sp[1], used = sp[2] * C;
+    ncx_runs runs = ncx_runs_of(l, sp);
+    if (runs.ok) {  // NCX: transposed a row at a time, each run of pixels into its padded row
+        runs.len = sp[2];
+        runs.count = sp[0] * sp[1];
+        const dim_t cblocks = div_up(C, W);
+        parallel(nthr, [&](int ithr, int nt) {
+            dim_t s, e;
+            split(rows, nt, ithr, s, e);
+            for (dim_t r = s; r < e; ++r) {
+                float *o = out + r * row;
+                std::memset(o, 0, size_t(lead) * sizeof(float));
+                std::memset(o + lead + used, 0, size_t(row - lead - used) * sizeof(float));
+                for (dim_t cb = 0; cb < cblocks; ++cb)
+                    transpose_run_block(dt, true, const_cast<void *>(user), runs.user_off(l, sp, r),
+                                        l.c, o + lead, C, cb * W, sp[2]);
+            }
+        });
+        return;
+    }
+    for_row_pieces(nthr, rows, sp[2], [&](dim_t r, dim_t w0, dim_t w1) {
+        const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
+        float *o = out + r * row;
+        if (w0 == 0) std::memset(o, 0, size_t(lead) * sizeof(float));
+        if (w1 == sp[2]) std::memset(o + lead + used, 0, size_t(row - lead - used) * sizeof(float));
+        pack_row_channels_last(dt, user, l, C, w1 - w0,
+                               n * l.n + d * l.sp[0] + h * l.sp[1] + w0 * l.sp[2],
+                               o + lead + w0 * C);
     });
 }
 
@@ -289,7 +330,8 @@ static void pack_f32_panel(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, fl
 
 // (The unpackers serve the tests, through pack_set; a unit without one, the AVX512_BF16 unit,
 // does not call them.)
-[[maybe_unused]] static void unpack_f32_panel(const float *in, dim_t K, dim_t N, dim_t ldn, const matrix_view &v) {
+[[maybe_unused]] static void unpack_f32_panel(const float *in, dim_t K, dim_t N, dim_t ldn,
+                                              const matrix_view &v) {
     for (dim_t k = 0; k < K; ++k) {
         const float *x = in + k * ldn;
         const dim_t row = v.off + k * v.ks;
@@ -325,7 +367,7 @@ static void pack_bf16_pairs(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, u
 }
 
 [[maybe_unused]] static void unpack_bf16_pairs(const uint16_t *in, dim_t K, dim_t N, dim_t ldn,
-                              const matrix_view &v) {
+                                               const matrix_view &v) {
     for (dim_t k = 0; k < K; ++k)
         for (dim_t n = 0; n < N; ++n)
             store_elem(v.dt, v.base, v.off + k * v.ks + n * v.ns,
