@@ -64,6 +64,13 @@ constexpr case_ranges huge_w_stride_ranges{
 constexpr case_ranges big_kernel_ranges{{1, 2, 3}, {1, 2}, {1, 3, 16, 17}, {1, 4, 16, 19},
                                         {5, 9, 13}, {1, 2, 3}, {1, 2}, true};
 
+// Few channels on the input side (1-5 per group; a first layer's 3) against many on the other:
+// the direct kernel's bwd_weights lets several taps along w share a register tile, rows (tap,
+// channel), over the output pixels all of them reach, and each tap's other pixels (at the
+// padding) follow in tiles of its own; its forward flattens the kernel width into K.
+constexpr case_ranges few_channel_ranges{{1, 2, 3}, {1, 1, 2}, {1, 2, 3, 5}, {16, 33, 65},
+                                         {2, 3, 4, 5, 7}, {5, 9, 13, 20}, {1, 2}, false};
+
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
     const op_kind kind = all_op_kinds[rng() % 6];
@@ -189,6 +196,14 @@ const std::vector<testing::swept_case> &big_kernel_cases() {
     return cases;
 }
 
+// 1-D/2-D/3-D problems with 1-5 input channels per group, on 1-3 threads.
+const std::vector<testing::swept_case> &few_channel_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261126, 48, [](std::mt19937_64 &rng) { return make_case(rng, few_channel_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // Each problem is taken by at least one kernel that can run here (the sse2 rows run everywhere).
 TEST(KernelsVsReference, EveryProblemHasAKernel) {
     for (const auto &c : random_cases()) {
@@ -237,6 +252,10 @@ TEST_P(KernelRow, ManyGroups) {
 
 TEST_P(KernelRow, KernelLargerThanInput) {
     sweep_row(*GetParam(), big_kernel_cases(), false);
+}
+
+TEST_P(KernelRow, FewInputChannels) {
+    sweep_row(*GetParam(), few_channel_cases(), false);
 }
 
 TEST_P(KernelRow, HugeStrideAlongW) {

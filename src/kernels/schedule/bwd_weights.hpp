@@ -16,6 +16,7 @@
 //     batch = the chunk's rows whose src row exists for this tap
 //     for each of the thread's blocks of oc vectors, each tile of ic rows:
 //       C[ic x oc] of (g, t) (+)= sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
+//   (with few input channels, several taps along w share a tile: rows (tap, ic))
 //   (the first chunk that reaches a block starts its C at zero; blocks that no row reaches are
 //   zeroed at the end)
 
@@ -221,19 +222,29 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const scratch private_sums(private_floats);
     weight_rows sums = out;
     if (rounds) sums = {private_sums.p, 0, out.user, run_at.data(), run_ld.data()};
-    // Pointers: per row of the chunk its src and diff_dst row, and the microkernel's row
-    // table of src^T: rows m of batch element b at A[b] + m (channel m, a_off adds ic0).
+    // Pointers: per row of the chunk its src and diff_dst row (S, D: channel 0 of the group, pixel
+    // 0), B at a range's first pixel, and the microkernel's row table of src^T: row m of batch
+    // element b at Arows[b * M + m] (one tap: channel m, a_off adds the tile's first channel).
     dim_t r0 = 0, r1 = rows;
     if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
     const dim_t nptr = imax(1, imin(chunk, r1 - r0));
     row_source src = src0, dst = dst0;
     const row_buffers bufs(p, src, dst, r0, r1, chunk);
-    scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
-    const float **A = reinterpret_cast<const float **>(ptrs.p);
-    const float **B = A + nptr;
+    scratch ptrs(2 * (3 * nptr + nptr * max_rows + 2 * max_rows));
+    const float **S = reinterpret_cast<const float **>(ptrs.p);  // per row: src, diff_dst rows
+    const float **D = S + nptr;
+    const float **B = D + nptr;
     const float **Arows = B + nptr;
     float **C = const_cast<float **>(Arows + nptr * max_rows);
     uint16_t **C16 = reinterpret_cast<uint16_t **>(C + max_rows);
+    // Few input channels (a first layer's 3): a tile of icg rows leaves the FMA pipes waiting on
+    // its few accumulators (3 x 4 vectors: DCGAN 128 -> 3's weight gradient at 0.6x of oneDNN's
+    // best). Taps along w then share tiles, rows (tap, channel), over the output pixels they all
+    // reach; each tap's other pixels follow in tiles of its own. One tap per tile when the
+    // weights are split (each tap has its own units) or its channels fill a tile.
+    const dim_t full_rows = pl.max_m[block_of(p.ocg, blk, pl.max_nv, 0).nv];
+    const dim_t taps_per_tile =
+        pl.weights_split ? 1 : imax(1, imin(full_rows / imax(p.icg, 1), dim_t(max_rows)));
     brgemm_f32_args a{};
     a.A = Arows;
     a.B = B;
@@ -247,51 +258,96 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
         const dim_t ce = imin(c + chunk, r1);
         row_buffers::convert(p, src, dst, c, ce);
         for (dim_t g = 0; g < p.g; ++g)
-            for (dim_t t = 0; t < ksp; ++t) {
+            for (dim_t t = 0; t < ksp;) {
                 const dim_t b0 = units[size_t(2 * (g * ksp + t))],
                             b1 = units[size_t(2 * (g * ksp + t) + 1)];
-                if (b0 >= b1) continue;
                 const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-                dim_t lo, hi;
-                const dim_t off = tap_w_range(p, kw, lo, hi);
-                if (lo >= hi) continue;
+                // The taps t .. t + J - 1 along w (same kd, kh: the same rows) that share a tile,
+                // their first pixels in src and ranges of output pixels, and the range they all
+                // reach, [lo, hi).
+                dim_t J = 1, off[max_rows], tlo[max_rows], thi[max_rows];
+                off[0] = tap_w_range(p, kw, tlo[0], thi[0]);
+                dim_t lo = tlo[0], hi = thi[0];
+                while (J < taps_per_tile && kw + J < p.k[2]) {
+                    off[J] = tap_w_range(p, kw + J, tlo[J], thi[J]);
+                    if (imax(lo, tlo[J]) >= imin(hi, thi[J])) break;
+                    lo = imax(lo, tlo[J]), hi = imin(hi, thi[J]), ++J;
+                }
+                const dim_t t0 = t;
+                t += J;
+                if (b0 >= b1 || lo >= hi) continue;
                 int nbat = 0;
                 for (dim_t row = c; row < ce; ++row) {
                     const tap_row tr = tap_row_of(p, row, kd, kh);
                     if (!tr.valid) continue;
-                    A[nbat] = src.row(tr.n, tr.id, tr.ih) +
-                              (lo * p.s[2] + off) * src.pixel_stride() + g * p.icg;
-                    B[nbat++] = dst.row(tr.n, tr.od, tr.oh) + lo * dst.pixel_stride() + g * p.ocg;
+                    S[nbat] = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+                    D[nbat++] = dst.row(tr.n, tr.od, tr.oh) + g * p.ocg;
                 }
                 if (nbat == 0) continue;
-                a.K = hi - lo;
                 a.nbatch = nbat;
-                // The tap's last chunk rounds its sums into the user's weights.
-                const bool final = rounds && last_row[size_t(t)] < ce;
-                a.narrow = final ? p.dt : data_type::f32;
-                int table_m = 0;  // the tile height Arows is laid out for
-                for (dim_t b = b0; b < b1; ++b) {
-                    const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
-                    const int mmax = pl.max_m[nb.nv];
-                    unsigned char &st = started[size_t((g * ksp + t) * nblocks + b)];
-                    a.b_off = nb.c0;
-                    a.tail = nb.tail;
-                    a.init = st ? ukernel_init::accumulate : ukernel_init::zero;
-                    for (dim_t ic0 = 0; ic0 < p.icg; ic0 += mmax) {
-                        const int m = int(imin(mmax, p.icg - ic0));
-                        if (m != table_m) {
-                            for (int x = 0; x < nbat; ++x)
-                                for (int r = 0; r < m; ++r) Arows[x * m + r] = A[x] + r;
-                            table_m = m;
+                // Over pixels [plo, phi) of the output rows, taps t0 + j for j in [j0, j1): tiles
+                // of rows (tap, input channel) of the block's height.
+                auto reduce = [&](dim_t j0, dim_t j1, dim_t plo, dim_t phi) {
+                    const dim_t ps = src.pixel_stride(), nrows = (j1 - j0) * p.icg;
+                    for (int x = 0; x < nbat; ++x) B[x] = D[x] + plo * dst.pixel_stride();
+                    a.K = phi - plo;
+                    // The tap's last chunk rounds its sums into the user's weights (weights
+                    // split: one tap per tile).
+                    const bool final = rounds && last_row[size_t(t0 + j0)] < ce;
+                    a.narrow = final ? p.dt : data_type::f32;
+                    // The tile Arows is laid out for: its height, and (several taps) its first row.
+                    // (Several taps fill one tile, so every block reuses it.)
+                    int table_m = 0;
+                    dim_t table_q0 = -1;
+                    for (dim_t b = b0; b < b1; ++b) {
+                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                        const int mmax = pl.max_m[nb.nv];
+                        a.b_off = nb.c0;
+                        a.tail = nb.tail;
+                        // (The taps of a tile were all started by the same chunks.)
+                        unsigned char &st = started[size_t((g * ksp + t0 + j0) * nblocks + b)];
+                        a.init = st ? ukernel_init::accumulate : ukernel_init::zero;
+                        for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
+                            const int m = int(imin(mmax, nrows - q0));
+                            if (j1 - j0 == 1) {  // one tap: the table serves every tile of m
+                                if (m != table_m) {
+                                    for (int x = 0; x < nbat; ++x)
+                                        for (int r = 0; r < m; ++r)
+                                            Arows[x * m + r] =
+                                                S[x] + (plo * p.s[2] + off[j0]) * ps + r;
+                                    table_m = m;
+                                }
+                                a.a_off = q0;
+                            } else {  // rows (tap, channel) from row q0 on
+                                if (m != table_m || q0 != table_q0) {
+                                    for (int x = 0; x < nbat; ++x) {
+                                        dim_t j = j0 + q0 / p.icg, r = q0 % p.icg;
+                                        for (int i = 0; i < m; ++i) {
+                                            Arows[x * m + i] =
+                                                S[x] + (plo * p.s[2] + off[j]) * ps + r;
+                                            if (++r == p.icg) r = 0, ++j;
+                                        }
+                                    }
+                                    table_m = m, table_q0 = q0;
+                                }
+                                a.a_off = 0;
+                            }
+                            for (int r = 0; r < m; ++r) {
+                                const dim_t q = q0 + r, tj = t0 + j0 + q / p.icg, icl = q % p.icg;
+                                C[r] = sums.at(p, g, tj, icl, nb.c0);
+                                if (final) C16[r] = sums.at16(p, g, tj, icl, nb.c0);
+                            }
+                            call_f32_ukernel(m, nb.nv, a);
                         }
-                        a.a_off = ic0;
-                        for (int r = 0; r < m; ++r) {
-                            C[r] = sums.at(p, g, t, ic0 + r, nb.c0);
-                            if (final) C16[r] = sums.at16(p, g, t, ic0 + r, nb.c0);
-                        }
-                        call_f32_ukernel(m, nb.nv, a);
+                        for (dim_t j = j0; j < j1; ++j)
+                            started[size_t((g * ksp + t0 + j) * nblocks + b)] = 1;
                     }
-                    st = 1;
+                };
+                reduce(0, J, lo, hi);
+                // Each tap's pixels beyond the shared range, after it.
+                for (dim_t j = 0; j < J && J > 1; ++j) {
+                    if (tlo[j] < lo) reduce(j, j + 1, tlo[j], lo);
+                    if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
                 }
             }
     }
