@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "util/conv_test_util.hpp"
@@ -97,6 +98,32 @@ TEST(Limits, ScratchAboveTheMaximum) {
         EXPECT_EQ(e.code(), status::out_of_memory) << m;
         EXPECT_NE(m.find("Convolution (op 4"), std::string::npos) << m;
         EXPECT_NE(m.find("scratch memory would exceed 2^52 bytes"), std::string::npos) << m;
+    }
+}
+
+// An empty batch makes any spatial extent valid: 2^44 rows of 4 pixels hold no element. Choosing
+// a kernel must not walk those rows (the direct kernel's cost estimate once visited each chunk
+// of rows and hung the compile; found by fuzz_op), and the empty output is written at once.
+TEST(Limits, EmptyBatchWithAHugeExtentCompilesAtOnce) {
+    constexpr dim_t rows = dim_t(1) << 44;
+    // bf16 data is converted into row copies, which is the estimate's walk over rows.
+    for (data_type dt : {data_type::f32, data_type::bf16}) {
+        for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
+            op o = make_conv_op(kind, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, 4);
+            const dims src{0, rows, 4, 16};
+            if (kind == op_kind::ConvolutionBackwardData) o.set_attr("dst_shape", src);
+            o.add_input(logical_tensor(0, dt, src))
+                .add_input(logical_tensor(1, dt, {3, 3, 16, 16}))
+                .add_output(logical_tensor::unknown(2, dt));
+            // A bound on a hang, not a speed check: the compile takes microseconds; walking
+            // the rows took a minute in a release build.
+            const auto t0 = std::chrono::steady_clock::now();
+            const compiled_partition cp = compile_op(o);
+            EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+            EXPECT_EQ(cp.outputs()[0].shape(), src);
+            testing::tensor_buffer a(cp.inputs()[0]), b(cp.inputs()[1]), out(cp.outputs()[0]);
+            EXPECT_NO_THROW(cp.execute({a.as_tensor(), b.as_tensor()}, {out.as_tensor()}));
+        }
     }
 }
 

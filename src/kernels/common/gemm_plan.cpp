@@ -285,13 +285,19 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     if (by_rows) {
         const int X = pl.out_row_axis;
         const dim_t out_rows = bwd_d ? p.i[X] : p.o[X], in_rows = bwd_d ? p.o[X] : p.i[X];
+        // At most 1024 chunks are visited and the rest scaled from them: an extent of 2^40 rows
+        // (an empty batch, from fuzz_op) made this loop hang the compile.
+        const dim_t R = std::max<dim_t>(pl.out_rows_per_chunk, 1),
+                    nchunks = out_rows / R + (out_rows % R != 0);
+        const dim_t visited = std::min<dim_t>(nchunks, 1024);
         dim_t copied = 0;
-        for (dim_t r0 = 0; r0 < out_rows; r0 += pl.out_rows_per_chunk) {
+        for (dim_t c = 0; c < visited; ++c) {
             dim_t a0, a1;
-            direct_input_rows(p, X, r0, std::min(out_rows, r0 + pl.out_rows_per_chunk), &a0, &a1);
+            direct_input_rows(p, X, c * R, c * R + std::min(R, out_rows - c * R), &a0, &a1);
             copied += a1 - a0;
         }
-        in_copies = std::max(1.0, double(copied) / double(std::max<dim_t>(in_rows, 1)));
+        const double scale = double(nchunks) / double(std::max<dim_t>(visited, 1));
+        in_copies = std::max(1.0, double(copied) * scale / double(std::max<dim_t>(in_rows, 1)));
     }
     // An output the microkernel rounds in place costs its conversion in registers only.
     const bool fwd = p.dir == conv_direction::fwd;
