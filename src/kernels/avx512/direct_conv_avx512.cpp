@@ -28,28 +28,8 @@ namespace convgrad::detail::avx512 {
 
 #include "kernels/avx512/vector_traits.hpp"
 
-#include "kernels/ukernel/brgemm_impl.hpp"
-#include "kernels/common/kernel_helpers.hpp"
-#include "kernels/pack/packers_impl.hpp"
-#include "kernels/pack/gemm_operands_impl.hpp"
-#include "kernels/schedule/gather.hpp"
-#include "kernels/schedule/bwd_weights.hpp"
-#include "kernels/schedule/gemm.hpp"
-#include "kernels/schedule/col2im.hpp"
-#include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the vdpbf16ps emulation)
-#include "kernels/common/grouped_conv_impl.hpp"
-#include "kernels/common/dw_elements.hpp"
-#include "kernels/common/dw_planes.hpp"
-#include "kernels/common/dw_bwd_weights_impl.hpp"
-#include "kernels/common/dw_conv_impl.hpp"
-#include "kernels/common/dw_ncx_impl.hpp"
-
-
 #define UKERNEL_SET_NAME "avx512"
 #define UKERNEL_SET_ISA cpu_isa::avx512
-#define UKERNEL_SET_NREGS 32
-#include "kernels/ukernel/ukernel_set_impl.hpp"
-#include "kernels/pack/pack_set_impl.hpp"
+#include "kernels/avx512/avx512_kernels_impl.hpp"
 
 }  // namespace convgrad::detail::avx512
