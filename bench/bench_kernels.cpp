@@ -60,10 +60,11 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
 }
 
 // The largest register tile of each vector count that the plan uses (accumulators, B vectors
-// and one broadcast within the register file), for every microkernel this machine can run.
+// and one broadcast within the register file), for every microkernel this machine can run
+// (not the emulation of AVX-512, which is there to be tested).
 void register_ukernel_benchmarks() {
     for (const detail::ukernel_set *s : detail::all_ukernel_sets()) {
-        if (!detail::isa_available(s->isa)) continue;
+        if (!detail::isa_available(s->isa) || s->emulated) continue;
         for (int nv : {1, 2, 3, 4}) {
             const int m = std::min(detail::ukernel_max_rows, (s->nregs - nv - 1) / nv);
             const std::string tile = std::to_string(m) + "x" + std::to_string(nv);

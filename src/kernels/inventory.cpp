@@ -28,6 +28,17 @@ void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps em
 namespace avx512_bf16 {
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps native
 }  // namespace avx512_bf16
+// The AVX-512 rows' source on the plain C++ emulation of their vector traits (avx512_emu/):
+// their emulations for the tests on machines without AVX-512.
+namespace avx512_emu {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_col2im(const col2im_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+void run_depthwise(const dw_plan &pl, const conv_args &args);
+void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
+void run_gemm(const gemm_plan &pl, const conv_args &args);
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}  // namespace avx512_emu
 namespace avx2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
@@ -96,6 +107,13 @@ std::unique_ptr<kernel> col2im(const conv_problem &p) {
     return make_col2im_kernel(p, t, run);
 }
 
+// vdpbf16ps emulated: in AVX-512F where the machine has it (checked bit for bit against the
+// native instruction), else in plain C++.
+std::unique_ptr<kernel> bf16dot_emulated(const conv_problem &p) {
+    return isa_available(cpu_isa::avx512) ? bf16dot<avx512::run_bf16dot, zmm_tile>(p)
+                                          : bf16dot<avx512_emu::run_bf16dot, zmm_tile>(p);
+}
+
 // The GEMM kernel can compute every matrix product; dispatch also asks its cost estimate.
 std::string gemm_cannot(const conv_problem &p) {
     return gemm_shape_why_not(p);
@@ -116,7 +134,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = dw_ncx_cannot<zmm_tile>,
          .why_not = dw_ncx_cannot<zmm_tile>,
-         .create = depthwise_ncx<avx512::run_depthwise_ncx, zmm_tile>},
+         .create = depthwise_ncx<avx512::run_depthwise_ncx, zmm_tile>,
+         .create_emulated = depthwise_ncx<avx512_emu::run_depthwise_ncx, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
         {.name = "depthwise_ncx:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -132,7 +152,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = dw_cannot<zmm_tile>,
          .why_not = dw_cannot<zmm_tile>,
-         .create = depthwise<avx512::run_depthwise, zmm_tile>},
+         .create = depthwise<avx512::run_depthwise, zmm_tile>,
+         .create_emulated = depthwise<avx512_emu::run_depthwise, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
         {.name = "depthwise:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -148,7 +170,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = grouped_cannot<zmm_tile>,
          .why_not = grouped_cannot<zmm_tile>,
-         .create = grouped<avx512::run_grouped, zmm_tile>},
+         .create = grouped<avx512::run_grouped, zmm_tile>,
+         .create_emulated = grouped<avx512_emu::run_grouped, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
         {.name = "grouped_lanes:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -180,7 +204,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = gemm_cannot,
          .why_not = gemm_why_not<zmm_tile>,
-         .create = gemm<avx512::run_gemm, zmm_tile>},
+         .create = gemm<avx512::run_gemm, zmm_tile>,
+         .create_emulated = gemm<avx512_emu::run_gemm, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
         {.name = "col2im:avx512",
          .directions = {conv_direction::bwd_data},
          .dtypes = all_float_types,
@@ -188,7 +214,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = col2im_cannot<zmm_tile>,
          .why_not = col2im_cannot<zmm_tile>,
-         .create = col2im<avx512::run_col2im, zmm_tile>},
+         .create = col2im<avx512::run_col2im, zmm_tile>,
+         .create_emulated = col2im<avx512_emu::run_col2im, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
         // The direct kernel on vdpbf16ps (bf16 ops, f32 ops under fpmath_mode bf16), before the
         // f32 direct kernel: the gemm and col2im rows keep the shapes where they beat a direct
         // kernel (a gather wastes most of its taps on e.g. a ConvTranspose from 1x1 inputs).
@@ -203,8 +231,8 @@ const std::vector<impl_desc> &table() {
          .cannot = bf16dot_cannot,
          .why_not = bf16dot_why_not,
          .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
-         .create_emulated = bf16dot<avx512::run_bf16dot, zmm_tile>,
-         .emulation_isa = cpu_isa::avx512},
+         .create_emulated = bf16dot_emulated,
+         .emulation_isa = cpu_isa::avx2},
 
         {.name = "direct_brgemm:avx512",
          .directions = all_directions,
@@ -213,7 +241,9 @@ const std::vector<impl_desc> &table() {
          .tile = zmm_tile,
          .cannot = direct_why_not,
          .why_not = direct_why_not,
-         .create = direct<avx512::run_direct, zmm_tile>},
+         .create = direct<avx512::run_direct, zmm_tile>,
+         .create_emulated = direct<avx512_emu::run_direct, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2},
 
         {.name = "gemm:avx2",
          .directions = all_directions,

@@ -80,8 +80,9 @@ struct impl_desc {
     /// the kernel has a cost estimate, is estimated worth it. Else the reason (for verbose).
     std::string (*why_not)(const conv_problem &p);
     std::unique_ptr<kernel> (*create)(const conv_problem &p);
-    /// An emulated build of the same kernel, for machines that lack `isa` (none yet: issue 9's
-    /// AVX512_BF16 and AMX kernels will declare one). It needs features_of(emulation_isa).
+    /// An emulated build of the same kernel source, for the tests on machines that lack `isa`
+    /// (the AVX-512 rows on the plain C++ traits of avx512_emu/, AMX on its tile emulation,
+    /// vdpbf16ps in AVX-512F or plain C++). It needs features_of(emulation_isa).
     std::unique_ptr<kernel> (*create_emulated)(const conv_problem &p) = nullptr;
     cpu_isa emulation_isa = cpu_isa::generic;
     /// For a row whose native build needs more than features_of(isa) on some problems (AMX

@@ -39,11 +39,10 @@ struct backend {
 };
 std::vector<backend> backends() {
     const impl_desc &r = bf16dot_row();
-    return {
-        {"native", r.create,
-         isa_available(r.isa) ? "" : "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)"},
-        {"emulated", r.create_emulated,
-         isa_available(r.emulation_isa) ? "" : "no AVX-512 here (or CONVGRAD_MAX_ISA caps it)"}};
+    return {{"native", r.create,
+             isa_available(r.isa) ? "" : "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)"},
+            {"emulated", r.create_emulated,
+             isa_available(r.emulation_isa) ? "" : "no AVX2 here (or CONVGRAD_MAX_ISA caps it)"}};
 }
 
 conv_case base(conv_direction dir, int nsp) {

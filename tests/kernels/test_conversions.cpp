@@ -16,7 +16,8 @@
 namespace convgrad::detail {
 namespace {
 
-const pack_set *const all_units[] = {&avx512::packers, &avx2::packers, &sse2::packers};
+const pack_set *const all_units[] = {&avx512::packers, &avx2::packers, &sse2::packers,
+                                     &avx512_emu::packers};
 
 uint32_t bits(float f) {
     uint32_t u;

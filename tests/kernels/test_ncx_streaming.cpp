@@ -31,6 +31,10 @@ namespace avx512 {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 }  // namespace avx512
+namespace avx512_emu {
+void run_direct(const direct_plan &pl, const conv_args &args);
+void run_grouped(const direct_plan &pl, const conv_args &args);
+}  // namespace avx512_emu
 }  // namespace convgrad::detail
 
 namespace convgrad {
@@ -49,7 +53,10 @@ const direct_unit units[] = {
     {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct,
      detail::avx512::run_grouped},
     {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct, detail::avx2::run_grouped},
-    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct, nullptr}};
+    {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct, nullptr},
+    // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
+    {"avx512_emulated", detail::cpu_isa::avx2, 16, 32, detail::avx512_emu::run_direct,
+     detail::avx512_emu::run_grouped}};
 
 struct stream_case {
     const char *what;

@@ -15,7 +15,8 @@
 namespace convgrad::detail {
 namespace {
 
-const pack_set *const all_packers[] = {&avx512::packers, &avx2::packers, &sse2::packers};
+const pack_set *const all_packers[] = {&avx512::packers, &avx2::packers, &sse2::packers,
+                                       &avx512_emu::packers};
 
 // Memory of one user tensor of any type, and its elements as f32.
 struct user_buffer {

@@ -1,6 +1,7 @@
-// The portable emulation of vdpbf16ps (src/kernels/avx512/vdpbf16ps_emulation.hpp) against the
-// native instruction, bit for bit, on random pairs rich in denormals, zeros, infinities, NaNs
-// and values near the ends of the f32 range; and both against a scalar model of the SDM
+// The two emulations of vdpbf16ps, in AVX-512F (src/kernels/avx512/vdpbf16ps_emulation.hpp) and
+// in plain C++ (src/kernels/avx512_emu/vector_traits_emulated.hpp), against the native
+// instruction, bit for bit, on random pairs rich in denormals, zeros, infinities, NaNs and
+// values near the ends of the f32 range; and all against a scalar model of the SDM
 // semantics written here (odd element pair first, DAZ inputs, FTZ results, one round to
 // nearest even per step, NaN from a, then b, then acc).
 #include <gtest/gtest.h>
@@ -94,79 +95,98 @@ uint32_t dword(const std::vector<uint16_t> &v, dim_t i) {
 
 constexpr dim_t lanes_per_run = dim_t(1) << 20;
 
+// The units whose bf16 microkernel runs an emulation of vdpbf16ps: plain AVX-512 and the plain
+// C++ traits.
+const ukernel_set *const emulations[] = {&avx512::ukernels, &avx512_emu::ukernels};
+
 TEST(Vdpbf16ps, EmulationMatchesTheScalarModel) {
-    const ukernel_set &s = avx512::ukernels;
-    if (!isa_available(s.isa))
-        GTEST_SKIP() << "the emulation needs AVX-512F, which is absent or capped";
-    lanes l = random_lanes(lanes_per_run, 7);
-    s.dpbf16(l.acc.data(), l.a.data(), l.b.data(), l.out.data(), lanes_per_run);
-    for (dim_t i = 0; i < lanes_per_run; ++i) {
-        const uint32_t acc = bits(l.acc[size_t(i)]), a = dword(l.a, i), b = dword(l.b, i);
-        ASSERT_EQ(bits(l.out[size_t(i)]), model(acc, a, b))
-            << std::hex << "acc " << acc << " a " << a << " b " << b;
+    int ran = 0;
+    for (const ukernel_set *s : emulations) {
+        ASSERT_FALSE(s->bf16_native) << s->name;
+        if (!isa_available(s->isa)) {
+            std::printf("[ skipped ] vdpbf16ps emulation of %s: needs %s, absent or capped\n",
+                        s->name, to_string(s->isa));
+            continue;
+        }
+        lanes l = random_lanes(lanes_per_run, 7);
+        s->dpbf16(l.acc.data(), l.a.data(), l.b.data(), l.out.data(), lanes_per_run);
+        for (dim_t i = 0; i < lanes_per_run; ++i) {
+            const uint32_t acc = bits(l.acc[size_t(i)]), a = dword(l.a, i), b = dword(l.b, i);
+            ASSERT_EQ(bits(l.out[size_t(i)]), model(acc, a, b))
+                << s->name << std::hex << ": acc " << acc << " a " << a << " b " << b;
+        }
+        std::printf("[ ran     ] vdpbf16ps emulation of %s vs scalar model: %lld lanes bit-exact\n",
+                    s->name, (long long)lanes_per_run);
+        ++ran;
     }
-    std::printf("[ ran     ] vdpbf16ps emulation vs scalar model: %lld lanes bit-exact\n",
-                (long long)lanes_per_run);
+    if (ran == 0) GTEST_SKIP() << "no emulation of vdpbf16ps is allowed on this machine";
 }
 
 TEST(Vdpbf16ps, EmulationMatchesTheNativeInstruction) {
-    const ukernel_set &emu = avx512::ukernels, &native = avx512_bf16::ukernels;
+    const ukernel_set &native = avx512_bf16::ukernels;
     if (!isa_available(native.isa))
-        GTEST_SKIP() << "native vdpbf16ps needs AVX512_BF16, which this machine lacks or "
-                        "CONVGRAD_MAX_ISA caps; the emulation was checked against the scalar model";
+        GTEST_SKIP()
+            << "native vdpbf16ps needs AVX512_BF16, which this machine lacks or "
+               "CONVGRAD_MAX_ISA caps; the emulations were checked against the scalar model";
     ASSERT_TRUE(native.bf16_native);
-    ASSERT_FALSE(emu.bf16_native);
     lanes l = random_lanes(lanes_per_run, 11);
     std::vector<float> out_native(static_cast<size_t>(lanes_per_run));
-    emu.dpbf16(l.acc.data(), l.a.data(), l.b.data(), l.out.data(), lanes_per_run);
     native.dpbf16(l.acc.data(), l.a.data(), l.b.data(), out_native.data(), lanes_per_run);
-    for (dim_t i = 0; i < lanes_per_run; ++i)
-        ASSERT_EQ(bits(l.out[size_t(i)]), bits(out_native[size_t(i)]))
-            << std::hex << "acc " << bits(l.acc[size_t(i)]) << " a " << dword(l.a, i) << " b "
-            << dword(l.b, i);
-    std::printf("[ ran     ] vdpbf16ps native vs emulated: %lld lanes bit-exact\n",
-                (long long)lanes_per_run);
+    for (const ukernel_set *emu : emulations) {
+        emu->dpbf16(l.acc.data(), l.a.data(), l.b.data(), l.out.data(), lanes_per_run);
+        for (dim_t i = 0; i < lanes_per_run; ++i)
+            ASSERT_EQ(bits(l.out[size_t(i)]), bits(out_native[size_t(i)]))
+                << emu->name << std::hex << ": acc " << bits(l.acc[size_t(i)]) << " a "
+                << dword(l.a, i) << " b " << dword(l.b, i);
+        std::printf("[ ran     ] vdpbf16ps native vs emulated by %s: %lld lanes bit-exact\n",
+                    emu->name, (long long)lanes_per_run);
+    }
 }
 
-// Whole microkernels: the emulated and the native bf16 kernel give the same bits.
+// Whole microkernels: the emulated and the native bf16 kernels give the same bits.
 TEST(Vdpbf16ps, EmulatedAndNativeMicrokernelsAgreeBitForBit) {
-    const ukernel_set &emu = avx512::ukernels, &native = avx512_bf16::ukernels;
+    const ukernel_set &native = avx512_bf16::ukernels;
     if (!isa_available(native.isa))
         GTEST_SKIP() << "native vdpbf16ps needs AVX512_BF16, absent or capped";
-    std::mt19937 rng(3);
-    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
-        for (int m = 1; m <= ukernel_max_rows; ++m) {
-            const dim_t K = 2 * (1 + rng() % 20), N = nv * 16 - int(rng() % 16);
-            std::vector<uint16_t> A(size_t(m * K)), B(size_t(K * N));
-            for (auto &x : A) x = uint16_t(draw(rng) >> 16);
-            for (auto &x : B) x = uint16_t(draw(rng) >> 16);
-            std::vector<const uint16_t *> Ar;
-            for (int r = 0; r < m; ++r) Ar.push_back(A.data() + r * K);
-            const uint16_t *Bp = B.data();
-            std::vector<std::vector<float>> C[2];
-            for (int which = 0; which < 2; ++which) {
-                C[which].assign(size_t(m), std::vector<float>(size_t(N)));
-                std::vector<float *> Cr;
-                for (auto &r : C[which]) Cr.push_back(r.data());
-                brgemm_bf16_args a{K,
-                                   1,
-                                   Ar.data(),
-                                   0,
-                                   2,
-                                   &Bp,
-                                   0,
-                                   2 * N,
-                                   Cr.data(),
-                                   int(N - (nv - 1) * 16),
-                                   ukernel_init::zero,
-                                   nullptr};
-                (which ? native : emu).bf16(m, nv, a);
+    for (const ukernel_set *e : emulations) {
+        const ukernel_set &emu = *e;
+        std::mt19937 rng(3);
+        for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+            for (int m = 1; m <= ukernel_max_rows; ++m) {
+                const dim_t K = 2 * (1 + rng() % 20), N = nv * 16 - int(rng() % 16);
+                std::vector<uint16_t> A(size_t(m * K)), B(size_t(K * N));
+                for (auto &x : A) x = uint16_t(draw(rng) >> 16);
+                for (auto &x : B) x = uint16_t(draw(rng) >> 16);
+                std::vector<const uint16_t *> Ar;
+                for (int r = 0; r < m; ++r) Ar.push_back(A.data() + r * K);
+                const uint16_t *Bp = B.data();
+                std::vector<std::vector<float>> C[2];
+                for (int which = 0; which < 2; ++which) {
+                    C[which].assign(size_t(m), std::vector<float>(size_t(N)));
+                    std::vector<float *> Cr;
+                    for (auto &r : C[which]) Cr.push_back(r.data());
+                    brgemm_bf16_args a{K,
+                                       1,
+                                       Ar.data(),
+                                       0,
+                                       2,
+                                       &Bp,
+                                       0,
+                                       2 * N,
+                                       Cr.data(),
+                                       int(N - (nv - 1) * 16),
+                                       ukernel_init::zero,
+                                       nullptr};
+                    (which ? native : emu).bf16(m, nv, a);
+                }
+                for (int r = 0; r < m; ++r)
+                    for (dim_t n = 0; n < N; ++n)
+                        ASSERT_EQ(bits(C[0][size_t(r)][size_t(n)]),
+                                  bits(C[1][size_t(r)][size_t(n)]))
+                            << emu.name << ": M=" << m << " NV=" << nv << " at (" << r << ", " << n
+                            << ")";
             }
-            for (int r = 0; r < m; ++r)
-                for (dim_t n = 0; n < N; ++n)
-                    ASSERT_EQ(bits(C[0][size_t(r)][size_t(n)]), bits(C[1][size_t(r)][size_t(n)]))
-                        << "M=" << m << " NV=" << nv << " at (" << r << ", " << n << ")";
-        }
+    }
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ namespace convgrad::detail::avx2 {
 struct vt {
     static constexpr int W = 8;
     using V = __m256;
+    static constexpr bool in_register = true;  // (asm operands may name a V)
     using mask_t = __m256i;
     static inline mask_t mask(int n) {
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

@@ -10,6 +10,7 @@
 struct vt {
     static constexpr int W = 16;
     using V = __m512;
+    static constexpr bool in_register = true;  // (asm operands may name a V)
     using mask_t = __mmask16;
     static inline mask_t mask(int n) { return mask_t((1u << n) - 1u); }
     static inline V zero() { return _mm512_setzero_ps(); }

@@ -384,7 +384,7 @@ static void grouped_bwd_weights_group(const conv_problem &p, const grouped_box &
                 V sv = vt::load(sp + toff[t]);
                 // One load per tap, in a register: GCC would otherwise fold it into each FMA,
                 // and the loads (with the permutations') would rival the FMAs (5% here).
-                asm("" : "+v"(sv));
+                if constexpr (vt::in_register) asm("" : "+v"(sv));
 #pragma GCC unroll 2
                 for (int j = 0; j < NJ; ++j) acc[t][j] = vt::fma(dp[j], sv, acc[t][j]);
             }

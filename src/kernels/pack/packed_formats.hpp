@@ -64,5 +64,8 @@ extern const pack_set packers;
 namespace avx512 {
 extern const pack_set packers;
 }
+namespace avx512_emu {
+extern const pack_set packers;
+}
 
 }  // namespace convgrad::detail

@@ -24,6 +24,8 @@ struct ukernel_set {
     bool bf16_native;
     /// acc[i] = vdpbf16ps(acc[i], a pair i, b pair i) over n lanes (n a multiple of 16), or null.
     void (*dpbf16)(const float *acc, const uint16_t *a, const uint16_t *b, float *out, dim_t n);
+    /// A plain C++ emulation of a wider set's kernels (avx512_emu): tested, never benchmarked.
+    bool emulated = false;
 };
 
 namespace sse2 {
@@ -38,10 +40,14 @@ extern const ukernel_set ukernels;
 namespace avx512_bf16 {
 extern const ukernel_set ukernels;
 }
+namespace avx512_emu {
+extern const ukernel_set ukernels;
+}
 
-/// Every unit's microkernels, best instruction set first.
-inline std::array<const ukernel_set *, 4> all_ukernel_sets() {
-    return {&avx512_bf16::ukernels, &avx512::ukernels, &avx2::ukernels, &sse2::ukernels};
+/// Every unit's microkernels, best instruction set first, then the emulation.
+inline std::array<const ukernel_set *, 5> all_ukernel_sets() {
+    return {&avx512_bf16::ukernels, &avx512::ukernels, &avx2::ukernels, &sse2::ukernels,
+            &avx512_emu::ukernels};
 }
 
 }  // namespace convgrad::detail

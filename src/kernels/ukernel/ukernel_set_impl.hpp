@@ -27,4 +27,7 @@ constinit const ukernel_set ukernels{
 #else
     nullptr,          false,           nullptr,
 #endif
+#ifdef UKERNEL_SET_EMULATED
+    true,
+#endif
 };
