@@ -15,37 +15,21 @@
 namespace convgrad::detail {
 
 // The run functions, defined in the per-ISA translation units (kernels/<isa>/), each compiled
-// with its instruction set's flags.
+// with its instruction set's flags. The AVX-512 unit's source also builds over plain C++ vector
+// traits (avx512_emu/): the AVX-512 rows' emulations, for the tests on machines without AVX-512.
 namespace avx512 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_col2im(const col2im_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
-void run_gemm(const gemm_plan &pl, const conv_args &args);
-void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated
+#include "kernels/common/unit_entry_points.hpp"
+void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated in AVX-512F
 }  // namespace avx512
+namespace avx512_emu {
+#include "kernels/common/unit_entry_points.hpp"
+void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps in plain C++
+}  // namespace avx512_emu
 namespace avx512_bf16 {
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps native
 }  // namespace avx512_bf16
-// The AVX-512 rows' source on the plain C++ emulation of their vector traits (avx512_emu/):
-// their emulations for the tests on machines without AVX-512.
-namespace avx512_emu {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_col2im(const col2im_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
-void run_gemm(const gemm_plan &pl, const conv_args &args);
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}  // namespace avx512_emu
 namespace avx2 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_col2im(const col2im_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);
-void run_gemm(const gemm_plan &pl, const conv_args &args);
+#include "kernels/common/unit_entry_points.hpp"
 }  // namespace avx2
 namespace sse2 {
 void run_direct(const direct_plan &pl, const conv_args &args);
