@@ -1,7 +1,9 @@
 # Included by ctest when it reads the test list (TEST_INCLUDE_FILES, set in tests/CMakeLists.txt
 # with CONVGRAD_TESTS_BIN and CONVGRAD_CAP_FILTER): asks the test binary for the instruction-set
 # levels of the kernel inventory and adds, per level, a run of the kernel tests with
-# CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has. A level
+# CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has (the binary
+# leaves out a level whose cap allows on this CPU just what a lower one allows: its run would be
+# a repeat, e.g. cap amx on an AVX2 machine, whose AVX-512 rows run emulated under cap avx2). A level
 # added to the inventory adds its cap run here without editing any CMake file.
 execute_process(COMMAND "${CONVGRAD_TESTS_BIN}" --kernel-isa-levels
                 OUTPUT_VARIABLE levels RESULT_VARIABLE rc ERROR_VARIABLE err)

@@ -1,7 +1,9 @@
 // The test binary's entry point: Google Test, plus
 //   --kernel-isa-levels   prints the instruction-set levels the kernel inventory is built for,
 //                         one a line, and exits (tests/isa_caps.cmake runs the kernel tests
-//                         under each of them as a CONVGRAD_MAX_ISA cap);
+//                         under each of them as a CONVGRAD_MAX_ISA cap). Levels whose caps
+//                         allow the same features on this CPU are printed once, the first of
+//                         them: on an AVX2 machine, caps avx512 and amx would repeat avx2's run;
 // and, after the tests, one line saying which inventory rows ran natively, which emulated and
 // which were skipped (with the reason), so that a machine's gaps show in every log.
 #include <gtest/gtest.h>
@@ -40,8 +42,9 @@ class kernel_summary final : public ::testing::EmptyTestEventListener {
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i)
         if (std::strcmp(argv[i], "--kernel-isa-levels") == 0) {
-            for (convgrad::detail::cpu_isa l : convgrad::detail::inventory_isa_levels())
-                std::printf("%s\n", convgrad::detail::to_string(l));
+            using namespace convgrad::detail;
+            for (cpu_isa l : distinct_caps(inventory_isa_levels(), detected_features()))
+                std::printf("%s\n", to_string(l));
             return 0;
         }
     ::testing::InitGoogleTest(&argc, argv);

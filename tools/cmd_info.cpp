@@ -41,7 +41,7 @@ void add_info_command(CLI::App &app, int &exit_code) {
     sub->add_flag(
         "--isa-levels", isa_levels,
         "print only the instruction-set levels the kernels are built for, one a line (the\n"
-        "CONVGRAD_MAX_ISA caps the kernel tests run under)");
+        "CONVGRAD_MAX_ISA caps the kernel tests run under, those that differ on this CPU)");
     sub->callback([&exit_code] {
         using namespace convgrad::detail;
         exit_code = 0;

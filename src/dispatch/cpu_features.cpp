@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -152,6 +153,18 @@ cpu_features cap_features(cpu_isa isa) {
     // visible uncapped.
     if (isa == cpu_isa::amx) allowed = allowed | cpu_features{cpu_feature::amx_fp16};
     return allowed;
+}
+
+std::vector<cpu_isa> distinct_caps(const std::vector<cpu_isa> &levels, cpu_features detected) {
+    std::vector<cpu_isa> kept;
+    std::vector<cpu_features> allowed;
+    for (cpu_isa l : levels) {
+        const cpu_features a = detected & cap_features(l);
+        if (std::find(allowed.begin(), allowed.end(), a) != allowed.end()) continue;
+        kept.push_back(l);
+        allowed.push_back(a);
+    }
+    return kept;
 }
 
 cpu_isa best_isa(cpu_features available) {

@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace convgrad::detail {
 
@@ -85,6 +86,11 @@ cpu_features detected_features();
 cpu_features effective_features();
 /// A kernel of this level can run here.
 inline bool isa_available(cpu_isa isa) { return effective_features().contains(features_of(isa)); }
+
+/// Of `levels` (in cap order), those whose caps allow different features on a CPU that has
+/// `detected`: of levels whose caps allow the same, only the first. A cap above what the CPU has
+/// changes nothing, so the kernel tests under it would repeat the run under the level below.
+std::vector<cpu_isa> distinct_caps(const std::vector<cpu_isa> &levels, cpu_features detected);
 
 /// The last level (in cap order) whose features are all present: for display.
 cpu_isa best_isa(cpu_features available);

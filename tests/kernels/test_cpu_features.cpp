@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dispatch/cpu_features.hpp"
 
@@ -50,6 +51,24 @@ TEST(CpuFeatures, CapAllowsTheNamedLevelAndEveryLevelBefore) {
     EXPECT_EQ(granite_rapids & cap_features(cpu_isa::amx), granite_rapids);
     // A cap never adds what the CPU lacks.
     EXPECT_EQ(zen4 & cap_features(cpu_isa::amx), zen4);
+}
+
+// The kernel tests run once per distinct cap (tests/isa_caps.cmake): a cap above what the CPU
+// has would repeat the run of the level below it.
+TEST(CpuFeatures, CapsThatAllowTheSameFeaturesAreListedOnce) {
+    using enum cpu_isa;
+    const std::vector<cpu_isa> levels{generic, avx2, avx512, avx512_bf16, amx};
+    const cpu_features zen3 = features_of(avx2);
+    EXPECT_EQ(distinct_caps(levels, zen3), (std::vector<cpu_isa>{generic, avx2}));
+    EXPECT_EQ(distinct_caps(levels, zen4),
+              (std::vector<cpu_isa>{generic, avx2, avx512, avx512_bf16}));
+    EXPECT_EQ(distinct_caps(levels, granite_rapids), levels);
+    EXPECT_EQ(distinct_caps(levels, amx_without_fp16), levels);
+    // AVX2 without F16C allows nothing a kernel level needs beyond generic, but its caps still
+    // differ in the features they allow: they are kept.
+    EXPECT_EQ(distinct_caps(levels, cpu_features{cpu_feature::avx2, cpu_feature::fma}),
+              (std::vector<cpu_isa>{generic, avx2}));
+    EXPECT_EQ(distinct_caps(levels, cpu_features{}), (std::vector<cpu_isa>{generic}));
 }
 
 TEST(CpuFeatures, NamesParseAndPrint) {
