@@ -44,8 +44,10 @@ step() {
     echo "=== hardening: $name done in $((SECONDS - t0)) s"
 }
 
+# -gline-tables-only: the reports' stack traces need file and line only; full debug information
+# made the sanitized kernel units take about 12% longer to compile.
 configure_asan() {
-    local flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
+    local flags="-O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
     cmake -S . -B build-asan "${common[@]}" -DCONVGRAD_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER="$CLANG" \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" >/dev/null
 }
@@ -60,7 +62,7 @@ asan_ubsan() {
 }
 
 tsan() {
-    local flags="-O1 -g -fsanitize=thread"
+    local flags="-O1 -gline-tables-only -fsanitize=thread"
     cmake -S . -B build-tsan "${common[@]}" -DCONVGRAD_BUILD_TOOLS=OFF -DCMAKE_CXX_COMPILER="$CLANG" \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" >/dev/null
     cmake --build build-tsan -j"$JOBS" --target convgrad_tests
