@@ -13,13 +13,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     direct_plan d{};
     d.p = p;
     d.vlen = vlen;
-    // Vectors per register tile along N. With 32 registers, 4: a 6 x 4 tile, 24 accumulators, 10
-    // loads per 24 FMAs. With 16 (AVX2, SSE2), 2: a 6 x 2 tile, 12 accumulators, 8 loads per 12
-    // FMAs; 4 left them 2 x 4 tiles, 8 accumulators and 6 loads per 8 FMAs. Measured on AVX2
-    // (Zen 3, 2 threads, 33 suite layer-ops, best of 3 alternated runs): 1.20x faster with 2,
-    // 27 of 33 faster, up to 1.77x (ResNet-50's 3x3 stride-2 forward); 3 (4 x 3 tiles, with
-    // tails on 64 or 128 channels) gained less in a first comparison (1.14x against 1.22x).
-    d.max_nv = nregs >= 32 ? 4 : 2;
+    d.max_nv = direct_max_nv(nregs);
     // Accumulators + the vectors of B + one broadcast register must fit the register file.
     for (int nv = 1; nv <= 4; ++nv) d.max_m[nv] = std::min(16, (nregs - nv - 1) / nv);
     d.max_m[0] = 0;

@@ -62,6 +62,14 @@ struct direct_plan {
 /// this many; the plan keeps enough units in a chunk of rows to split.
 inline constexpr int gather_tiles_per_unit = 8;
 
+// Vectors per register tile along N (the plan's max_nv). With 32 registers, 4: a 6 x 4 tile, 24
+// accumulators, 10 loads per 24 FMAs. With 16 (AVX2, SSE2), 2: a 6 x 2 tile, 12 accumulators, 8
+// loads per 12 FMAs; 4 left them 2 x 4 tiles, 8 accumulators and 6 loads per 8 FMAs. Measured on
+// AVX2 (Zen 3, 2 threads, 33 suite layer-ops, best of 3 alternated runs): 1.20x faster with 2,
+// 27 of 33 faster, up to 1.77x (ResNet-50's 3x3 stride-2 forward); 3 (4 x 3 tiles, with tails on
+// 64 or 128 channels) gained less in a first comparison (1.14x against 1.22x).
+inline constexpr int direct_max_nv(int nregs) { return nregs >= 32 ? 4 : 2; }
+
 /// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers, for
 /// caches of the given sizes (by default this machine's).
 /// Few input channels (the first layer of a network: 3): the forward direct kernel makes the
