@@ -2,7 +2,6 @@
 
 #include <cpuid.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -156,14 +155,12 @@ cpu_features cap_features(cpu_isa isa) {
 }
 
 std::vector<cpu_isa> distinct_caps(const std::vector<cpu_isa> &levels, cpu_features detected) {
+    // A cap allows every level before it too, so the caps allow growing sets: a level repeats
+    // what an earlier one allows only if it repeats the last one kept.
     std::vector<cpu_isa> kept;
-    std::vector<cpu_features> allowed;
-    for (cpu_isa l : levels) {
-        const cpu_features a = detected & cap_features(l);
-        if (std::find(allowed.begin(), allowed.end(), a) != allowed.end()) continue;
-        kept.push_back(l);
-        allowed.push_back(a);
-    }
+    for (cpu_isa l : levels)
+        if (kept.empty() || (detected & cap_features(l)) != (detected & cap_features(kept.back())))
+            kept.push_back(l);
     return kept;
 }
 
