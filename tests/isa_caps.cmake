@@ -1,5 +1,5 @@
 # Included by ctest when it reads the test list (TEST_INCLUDE_FILES, set in tests/CMakeLists.txt
-# with CONVGRAD_TESTS_BIN and CONVGRAD_CAP_FILTER): asks the test binary for the instruction-set
+# with CONVGRAD_TESTS_BIN, CONVGRAD_CAP_FILTER and CONVGRAD_AMX_CAPS): asks the test binary for the instruction-set
 # levels of the kernel inventory and adds, per level, a run of the kernel tests with
 # CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has (the binary
 # leaves out a level whose cap allows on this CPU just what a lower one allows: its run would be
@@ -17,4 +17,18 @@ string(REPLACE "\n" ";" levels "${levels}")
 foreach(isa IN LISTS levels)
   add_test(kernels_vs_reference_cap_${isa} "${CONVGRAD_TESTS_BIN}" "--gtest_filter=${CONVGRAD_CAP_FILTER}")
   set_tests_properties(kernels_vs_reference_cap_${isa} PROPERTIES ENVIRONMENT CONVGRAD_MAX_ISA=${isa})
+endforeach()
+
+# The AMX tests under each cap of CONVGRAD_AMX_CAPS that withholds a feature this CPU has: cap
+# avx512_fp16 refuses the native AMX paths only on a machine with AMX; elsewhere the run would
+# repeat the AMX tests' own (on an AVX2 machine it took 34 s under ASan).
+foreach(isa IN LISTS CONVGRAD_AMX_CAPS)
+  execute_process(COMMAND "${CONVGRAD_TESTS_BIN}" --cap-withholds ${isa}
+                  OUTPUT_QUIET ERROR_QUIET RESULT_VARIABLE withholds)
+  if(NOT withholds MATCHES "^[01]$")  # (an error: a test that fails and shows why)
+    add_test(amx_cap_${isa}_query "${CONVGRAD_TESTS_BIN}" --cap-withholds ${isa})
+  elseif(withholds EQUAL 0)
+    add_test(amx_cap_${isa} "${CONVGRAD_TESTS_BIN}" "--gtest_filter=*Amx*")
+    set_tests_properties(amx_cap_${isa} PROPERTIES ENVIRONMENT CONVGRAD_MAX_ISA=${isa})
+  endif()
 endforeach()

@@ -4,6 +4,9 @@
 //                         under each of them as a CONVGRAD_MAX_ISA cap). Levels whose caps
 //                         allow the same features on this CPU are printed once, the first of
 //                         them: on an AVX2 machine, caps avx512 and amx would repeat avx2's run;
+//   --cap-withholds ISA   prints yes (exit 0) if CONVGRAD_MAX_ISA=ISA withholds a feature this
+//                         CPU has, else no (exit 1): tests/isa_caps.cmake runs the AMX tests under
+//                         such caps only, where the run differs from the uncapped one;
 // and, after the tests, one line saying which inventory rows ran natively, which emulated and
 // which were skipped (with the reason), so that a machine's gaps show in every log.
 #include <gtest/gtest.h>
@@ -11,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "dispatch/cpu_features.hpp"
 #include "util/kernel_check.hpp"
 
 namespace {
@@ -46,6 +50,19 @@ int main(int argc, char **argv) {
             for (cpu_isa l : distinct_caps(inventory_isa_levels(), detected_features()))
                 std::printf("%s\n", to_string(l));
             return 0;
+        }
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::strcmp(argv[i], "--cap-withholds") == 0) {
+            using namespace convgrad::detail;
+            cpu_isa cap;
+            if (!parse_cpu_isa(argv[i + 1], cap)) {
+                std::fprintf(stderr, "--cap-withholds: unknown instruction-set level '%s'\n",
+                             argv[i + 1]);
+                return 2;
+            }
+            const bool withholds = cap_withholds(cap, detected_features());
+            std::printf("%s\n", withholds ? "yes" : "no");
+            return withholds ? 0 : 1;
         }
     ::testing::InitGoogleTest(&argc, argv);
     ::testing::UnitTest::GetInstance()->listeners().Append(new kernel_summary);

@@ -91,6 +91,11 @@ inline bool isa_available(cpu_isa isa) { return effective_features().contains(fe
 /// `detected`: of levels whose caps allow the same, only the first. A cap above what the CPU has
 /// changes nothing, so the kernel tests under it would repeat the run under the level below.
 std::vector<cpu_isa> distinct_caps(const std::vector<cpu_isa> &levels, cpu_features detected);
+/// Whether CONVGRAD_MAX_ISA=cap withholds a feature of `detected`: otherwise a run under the cap
+/// repeats the uncapped one.
+inline bool cap_withholds(cpu_isa cap, cpu_features detected) {
+    return !cap_features(cap).contains(detected);
+}
 
 /// The last level (in cap order) whose features are all present: for display.
 cpu_isa best_isa(cpu_features available);

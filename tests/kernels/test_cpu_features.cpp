@@ -71,6 +71,19 @@ TEST(CpuFeatures, CapsThatAllowTheSameFeaturesAreListedOnce) {
     EXPECT_EQ(distinct_caps(levels, cpu_features{}), (std::vector<cpu_isa>{generic}));
 }
 
+// The AMX tests run again under cap avx512_fp16 only where it refuses something: AMX.
+TEST(CpuFeatures, ACapWithholdsOnlyWhatTheCpuHasBeyondIt) {
+    using enum cpu_isa;
+    EXPECT_TRUE(cap_withholds(avx512_fp16, granite_rapids));
+    EXPECT_TRUE(cap_withholds(avx512_fp16, amx_without_fp16));
+    EXPECT_FALSE(cap_withholds(avx512_fp16, zen4));
+    EXPECT_FALSE(cap_withholds(avx512_fp16, features_of(avx2)));
+    EXPECT_TRUE(cap_withholds(generic, features_of(avx2)));
+    EXPECT_TRUE(cap_withholds(avx2, zen4));
+    EXPECT_FALSE(cap_withholds(amx, granite_rapids));
+    EXPECT_FALSE(cap_withholds(generic, cpu_features{}));
+}
+
 TEST(CpuFeatures, NamesParseAndPrint) {
     for (int i = 0; i < cpu_isa_count; ++i) {
         cpu_isa back;
