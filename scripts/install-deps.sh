@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages convgrad needs to build, test and benchmark (only the missing
 # ones). With --with-onednn also oneDNN 2.6.3, the baseline the benchmark compares against;
-# with --hardening also what the sanitizer, clang and fuzzing jobs need.
+# with --hardening also what the sanitizer, clang and fuzzing jobs need; with --ccache, ccache
+# (CI: .ci/run). Options combine.
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev)
 # The Python module and its tests/benchmark (Debian's /usr/bin/python3).
 pkgs+=(python3-dev pybind11-dev libdlpack-dev python3-numpy python3-torch python3-pytest
        python3-matplotlib python3-setuptools python3-venv python3-pip)
-if [[ "${1:-}" == "--with-onednn" ]]; then
-  # Debian's dnnl-config.cmake looks for OpenCL (oneDNN's GPU runtime) and fails without its
-  # headers, which libdnnl-dev only recommends.
-  pkgs+=(libdnnl-dev ocl-icd-opencl-dev)
-fi
-# --hardening: clang 14 with its sanitizer and libFuzzer runtimes and LLVM's OpenMP (with
-# libarcher, its ThreadSanitizer support), for scripts/ci-hardening.sh.
-if [[ "${1:-}" == "--hardening" ]]; then pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev); fi
+for opt in "$@"; do
+  case $opt in
+    # Debian's dnnl-config.cmake looks for OpenCL (oneDNN's GPU runtime) and fails without its
+    # headers, which libdnnl-dev only recommends.
+    --with-onednn) pkgs+=(libdnnl-dev ocl-icd-opencl-dev) ;;
+    # clang 14 with its sanitizer and libFuzzer runtimes and LLVM's OpenMP (with libarcher, its
+    # ThreadSanitizer support), for scripts/ci-hardening.sh.
+    --hardening) pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    --ccache) pkgs+=(ccache) ;;
+    *) echo "install-deps.sh: unknown option '$opt' (--with-onednn, --hardening, --ccache)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
