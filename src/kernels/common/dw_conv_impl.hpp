@@ -229,9 +229,13 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     // Blocks of outputs per line, over which the next line's rows are fetched.
     dim_t blocks = 0;
     for (const dw_wline &L : *li.wl) blocks += div_up(L.nq, UR);
-    const dim_t in_w = (*li.wl)[0].in_w;
-    const dim_t row_bytes =
-        in_w > 0 ? ((in_w - 1) * li.in.v.w + pl.lanes) * dim_t(sizeof(T)) + 63 : 0;
+    // (In double: only rows that exist are fetched, and theirs fit in memory, but the extents
+    // of a problem with an empty input may reach the dim_t range.)
+    const double in_w = double((*li.wl)[0].in_w),
+                 span = in_w > 0 ? ((in_w - 1) * double(li.in.v.w) + double(pl.lanes)) *
+                                       double(sizeof(T)) + 63.0
+                                 : 0.0;
+    const dim_t row_bytes = span < 0x1p62 ? dim_t(span) : dim_t(1) << 62;
     const dim_t per_block = div_up(div_up(row_bytes, imax(blocks, 1)), 64) * 64;
     // The input rows of a line (planes innermost: the planes of a pixel are neighbours in
     // memory) and their taps' first weights.
