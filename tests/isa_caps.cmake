@@ -1,10 +1,10 @@
 # Included by ctest when it reads the test list (TEST_INCLUDE_FILES, set in tests/CMakeLists.txt
-# with CONVGRAD_TESTS_BIN, CONVGRAD_CAP_FILTER and CONVGRAD_AMX_CAPS): asks the test binary for the instruction-set
-# levels of the kernel inventory and adds, per level, a run of the kernel tests with
-# CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has (the binary
-# leaves out a level whose cap allows on this CPU just what a lower one allows: its run would be
-# a repeat, e.g. cap amx on an AVX2 machine, whose AVX-512 rows run emulated under cap avx2). A level
-# added to the inventory adds its cap run here without editing any CMake file.
+# with CONVGRAD_TESTS_BIN, CONVGRAD_CAP_FILTER and CONVGRAD_AMX_CAPS): asks the test binary for
+# the instruction-set levels of the kernel inventory and adds, per level, a run of the kernel
+# tests with CONVGRAD_MAX_ISA=<level>, so that every row runs on this machine up to what it has
+# (the binary leaves out a level whose cap allows on this CPU just what a lower one allows: its
+# run would be a repeat, e.g. cap amx on an AVX2 machine, whose AVX-512 rows run emulated under
+# cap avx2). A level added to the inventory adds its cap run here without editing any CMake file.
 execute_process(COMMAND "${CONVGRAD_TESTS_BIN}" --kernel-isa-levels
                 OUTPUT_VARIABLE levels RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -19,8 +19,8 @@ foreach(isa IN LISTS levels)
   # COST: ctest starts the costliest tests first. The cap runs are the longest (under ASan on an
   # AVX2 machine, cap avx2 192 s of a 356 s ctest); numbered near the end, a fresh build's ctest
   # started them last and left the other core idle while they finished.
-  set_tests_properties(kernels_vs_reference_cap_${isa} PROPERTIES ENVIRONMENT CONVGRAD_MAX_ISA=${isa}
-                       COST 1000)
+  set_tests_properties(kernels_vs_reference_cap_${isa} PROPERTIES
+                       ENVIRONMENT CONVGRAD_MAX_ISA=${isa} COST 1000)
 endforeach()
 
 # The AMX tests under each cap of CONVGRAD_AMX_CAPS that withholds a feature this CPU has: cap
