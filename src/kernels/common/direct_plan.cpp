@@ -147,6 +147,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.gather_whole_k = b.l2_whole;
     d.gather_panel = b.l1_panel;
     d.gather_group = b.l2_group;
+    d.gather_band = b.l2_band;
+    d.gather_band_units = 0;
     return d;
 }
 
@@ -188,7 +190,9 @@ std::string describe(const direct_plan &pl) {
                        "dhw"[pl.out_row_axis] + (pl.in_rows_copied ? " (input copied by rows)" : "")
                  : std::string()) +
             " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
-            "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) + "KiB chunks";
+            "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) +
+            "KiB chunks; blocks over bands of A up to " + std::to_string(pl.gather_band / 1024) +
+            "KiB";
     const bool fwd = p.dir == conv_direction::fwd;
     auto how = [&](bool direct, bool out) {
         return direct                            ? "in place"

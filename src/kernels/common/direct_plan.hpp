@@ -55,6 +55,12 @@ struct direct_plan {
     // every block while its A rows stay in L1) while the group's packed weights, all blocks,
     // are within gather_group bytes (L2); else block by block over all the units.
     dim_t gather_group;
+    // Else it runs block by block over bands of units that read about gather_band bytes of A
+    // (L2): a band's A rows are read from memory once, not once per block.
+    dim_t gather_band;
+    // > 0: block by block in bands of this many units whatever the budgets (tests: every
+    // order must give the same bits); 0: as above.
+    dim_t gather_band_units;
     cache_sizes caches;  // what the blocking was derived from
 };
 

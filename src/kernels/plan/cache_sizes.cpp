@@ -64,6 +64,7 @@ cache_budget budget_of(const cache_sizes &c) {
     b.l2_rows = std::max<dim_t>(64 * 1024, c.l2 / 4);
     b.l2_block = std::max<dim_t>(64 * 1024, c.l2 / 8);
     b.l2_group = std::max<dim_t>(64 * 1024, c.l2 / 4);
+    b.l2_band = std::max<dim_t>(64 * 1024, c.l2 / 4);
     return b;
 }
 

@@ -28,10 +28,11 @@ struct cache_budget {
     dim_t l2_rows;   // bwd_weights: src and diff_dst rows reduced together
     dim_t l2_block;  // gemm: the f32 block of C a unit accumulates
     dim_t l2_group;  // gather: a group's packed weights (every channel block) kept in L2
+    dim_t l2_band;   // gather: the A rows of a band of units, read by every channel block
 };
 /// 5/6 of L1 (room for the A rows and C tile next to the panel); 1/8 of L2 for a whole-K panel
 /// (shared with the data it multiplies) and for the gemm's C block; 1/4 of L2 for the
-/// bwd_weights rows and for a group's weights. On a 48 KiB / 2 MiB core the first four are the
+/// bwd_weights rows, for a group's weights and for a band's A rows. On a 48 KiB / 2 MiB core the first four are the
 /// constants the kernels used before (40 KiB, 256 KiB, 512 KiB, 256 KiB).
 cache_budget budget_of(const cache_sizes &c);
 
