@@ -54,6 +54,16 @@ TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
     EXPECT_EQ(big.rows_per_chunk, 2 * small.rows_per_chunk);
     EXPECT_GT(big.gather_panel, small.gather_panel);
     EXPECT_NE(describe(big).find("rows_per_chunk="), std::string::npos);
+    // Grouped, the same rows (all the groups' channels) hold at least 256 pixels per chunk even
+    // beyond the budget: each microkernel call reduces one group's channels over them.
+    conv_problem g = p;
+    g.g = 32, g.icg = g.ocg = 8;
+    g.i[2] = g.o[2] = 28;
+    const direct_plan grouped = make_direct_plan(g, 8, 16, {32 * 1024, 512 * 1024, "test"});
+    EXPECT_GE(grouped.rows_per_chunk * g.o[2], 256) << describe(grouped);
+    g.g = 1, g.icg = g.ocg = 256;
+    EXPECT_LT(make_direct_plan(g, 8, 16, {32 * 1024, 512 * 1024, "test"}).rows_per_chunk * 28,
+              256);
 }
 
 // A channels-last problem of one image along h (2-D) or w (1-D), dims as {h, w}.
