@@ -341,8 +341,8 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const Job &proto, gather
 // weights for the job's taps fit the plan's L2 budget, there is more than one (group, block)
 // pair, and the items still give every thread several; the set of groups per item is as big
 // as the budget allows, or smaller to make those items. Else block by block over bands of
-// units, each band as many units as read about the plan's gather_band bytes of A (A's bytes
-// per image over the job's C pixels per image, per C pixel).
+// units, each band as many units as read about the plan's gather_band bytes of A (the A
+// bytes an image's C pixels read, per C pixel).
 template <typename E, typename CE>
 static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, dim_t nblocks) {
     const direct_plan &pl = *j.pl;
@@ -351,9 +351,20 @@ static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, di
     gather_split sp{nunits, nblocks, 0, nunits};
     if (pl.gather_band_units > 0) return {nunits, nblocks, 0, imin(nunits, pl.gather_band_units)};
     if (G * nblocks == 1 || group_bytes > double(pl.gather_group)) {
+        // A pixels read per axis: T C pixels at a_mul apart read a_mul A pixels each, or as
+        // many as their taps span when fewer (a 1x1 stride-2 window reads 1 of 2), within A.
         double a_pixels = 1, c_pixels = 1;
-        for (int x = 0; x < 3; ++x)
-            a_pixels *= double(j.ax[x].a_size), c_pixels *= double(imax(j.ax[x].T, 1));
+        for (int x = 0; x < 3; ++x) {
+            dim_t lo = 0, hi = 0;
+            for (int t = 0; t < j.ntaps; ++t) {
+                lo = t == 0 ? j.taps[t].a_off[x] : imin(lo, j.taps[t].a_off[x]);
+                hi = t == 0 ? j.taps[t].a_off[x] : imax(hi, j.taps[t].a_off[x]);
+            }
+            // (In double: offsets of a problem whose extents reach the dim_t range.)
+            const double per_c = std::min(double(j.ax[x].a_mul), double(hi) - double(lo) + 1.0);
+            a_pixels *= std::min(double(j.ax[x].a_size), double(j.ax[x].T) * per_c);
+            c_pixels *= double(imax(j.ax[x].T, 1));
+        }
         const double a_per_c = a_pixels * double(j.a_chan) * sizeof(E) / c_pixels;
         const double unit_bytes = a_per_c * tiles_per_unit * gather_rows(pl, j.c_chan);
         const double band = std::floor(double(pl.gather_band) / std::max(unit_bytes, 1.0));
