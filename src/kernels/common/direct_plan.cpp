@@ -51,20 +51,20 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
         d.weights_split = split_weights && p.dir == conv_direction::bwd_weights && d.nthr > 1 &&
                           p.wei.oc == 1 && 4.0 * wei >= data;
-        // Then a chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
-        // microkernel call reduces a chunk, and a C tile reloaded for every 32 pixels, as
-        // HiFi-GAN's 1-D layer's (one 327 KB row per chunk), ran at 46% of the FMA peak; with
-        // its 8 rows of 32 pixels in one chunk, 1.36x faster (2 threads: 5.56 -> 4.09 ms).
-        // So does a grouped layer's: a call reduces one group's few channels over the chunk's
-        // rows, and with rows of all the groups' channels in the budget, ResNeXt's 32 groups of
-        // 8 channels at 28 pixels per row got 2 rows per chunk and spent a third of its time
-        // building the calls. With 10 rows: 1.2x (Zen 3, 2 threads, median of 12 alternated
-        // pairs; 0.87-1.56x, the machine's memory load varying).
-        const bool short_calls =
-            d.weights_split || (p.g > 1 && p.dir == conv_direction::bwd_weights);
-        if (short_calls)
-            d.rows_per_chunk =
-                std::max(d.rows_per_chunk, (255 + p.o[2]) / std::max<dim_t>(p.o[2], 1));
+        // Every chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
+        // microkernel call reduces a chunk into a C tile, loaded and stored once per call.
+        // - Weights split: HiFi-GAN's 1-D layer (one 327 KB row per chunk, a C tile reloaded
+        //   for every 32 pixels) ran at 46% of the FMA peak; with 8 rows of 32 pixels in one
+        //   chunk, 1.36x faster (2 threads: 5.56 -> 4.09 ms).
+        // - Rows split (Zen 3, 2 threads, medians of alternated pairs; this machine's memory
+        //   load varies, so single pairs ranged 0.83-1.56x): ResNet-50's 1x1 layers had one row
+        //   per chunk, 28-56 pixels per call: 1.14x each (the stride-2 projection 1.14-1.46x);
+        //   ResNeXt's 32 groups of 8 channels, 2 rows of 28 pixels: 1.2x; the other suite
+        //   layers 0.88-1.16x, geomean 1.02x.
+        // (In double, as above: 256 over the row's pixels, at most 256 rows.)
+        if (p.dir == conv_direction::bwd_weights)
+            d.rows_per_chunk = std::max(
+                d.rows_per_chunk, dim_t(std::ceil(256.0 / double(std::max<dim_t>(p.o[2], 1)))));
     }
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
     const double isp = double(p.i[0]) * double(p.i[1]) * double(p.i[2]);
