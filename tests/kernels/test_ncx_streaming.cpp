@@ -331,13 +331,15 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 // rows, the input is copied a chunk's rows at a time (the plan's in_rows_copied; else per
 // image, or read in place). `band` > 0: the gather runs its channel blocks over bands of that
 // many units of register tiles (the plan's gather_band_units), the order it takes for big A.
+// `stream`: an f32 output in place is stored past the caches (the plan's stream_output).
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
-                               bool in_rows = false, dim_t band = 0) {
+                               bool in_rows = false, dim_t band = 0, bool stream = false) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs,
                                                       detail::machine_caches(), rounded);
     pl.nthr = nthr;
     pl.gather_band_units = band;
+    pl.stream_output = stream;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
     // thread at a time: in both the order of every sum stays the same.
     if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
@@ -384,12 +386,14 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                 // (and output rows 1 and 2 at a time: an uneven split; an output rounded in place,
                 // NXC, with its input rows copied when bf16/f16).
                 // (And the gather's blocks over bands of 1 and 2 units: 2 leaves a short last
-                // band where the units are odd.)
+                // band where the units are odd; and the output stored past the caches, which
+                // the kernels do for f32 in place.)
                 struct run_of {
                     layout l;
                     dim_t chunk, out_rows;
                     bool rounded, in_rows;
                     dim_t band = 0;
+                    bool stream = false;
                 };
                 const run_of runs_of[] = {{layout::ncx, 0, 0, false, false},
                                           {layout::ncx, 1, 0, false, false},
@@ -403,13 +407,16 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                           {layout::nxc, 1, 1, true, true},
                                           {layout::ncx_row_gaps, 1, 2, true, true},
                                           {layout::nxc, 0, 0, false, false, 1},
-                                          {layout::ncx, 2, 1, true, false, 2}};
-                for (const auto &[l, chunk, out_rows, rounded, in_rows, band] : runs_of) {
-                    if (out_rows > 0 && !output_by_rows_applies(c)) continue;
-                    if (band > 0 && !output_by_rows_applies(c)) continue;  // (not a gather)
+                                          {layout::ncx, 2, 1, true, false, 2},
+                                          {layout::nxc, 0, 0, false, false, 0, true},
+                                          {layout::nxc, 0, 0, false, false, 1, true}};
+                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] :
+                     runs_of) {
+                    const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
+                    if ((out_rows > 0 || band > 0 || stream) && !gather) continue;
                     prepared pr = prepare(c, l, false);
-                    const std::vector<double> got = run_direct(u, pr, nthr, chunk, c.grouped,
-                                                               out_rows, rounded, in_rows, band);
+                    const std::vector<double> got = run_direct(
+                        u, pr, nthr, chunk, c.grouped, out_rows, rounded, in_rows, band, stream);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
@@ -417,7 +424,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                             << nthr << " images per chunk " << chunk << " output rows "
                             << out_rows << (rounded ? " rounded in place" : "")
                             << (in_rows ? " input by rows" : "") << " bands of " << band
-                            << " units at " << i;
+                            << " units" << (stream ? " streamed" : "") << " at " << i;
                     ++runs;
                 }
             }

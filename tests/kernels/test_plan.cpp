@@ -66,7 +66,32 @@ TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
         const direct_plan pl = make_direct_plan(q, 8, 16, zen3);
         EXPECT_GE(pl.rows_per_chunk * q.o[2], 256) << describe(pl);
         EXPECT_LT(pl.rows_per_chunk * q.o[2], 256 + q.o[2]) << describe(pl);
+        EXPECT_FALSE(pl.stream_output);  // (bwd_weights)
     }
+}
+
+TEST(Plan, OnlyBigF32OutputsInPlaceAreStreamedPastTheCaches) {
+    // ResNet-50's 1x1 64 -> 256 forward at batch 16: 51 MB of dst.
+    conv_problem p{};
+    p.dir = conv_direction::fwd;
+    p.mb = 16, p.g = 1, p.icg = 64, p.ocg = 256;
+    p.nsp = 2;
+    p.i[0] = p.o[0] = 1, p.i[1] = p.o[1] = 56, p.i[2] = p.o[2] = 56;
+    for (int x = 0; x < 3; ++x) p.k[x] = p.s[x] = p.dl[x] = 1;
+    p.src.c = p.dst.c = 1;
+    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    const direct_plan pl = make_direct_plan(p, 8, 16, zen3);
+    EXPECT_TRUE(pl.stream_output) << describe(pl);
+    EXPECT_NE(describe(pl).find("streamed"), std::string::npos);
+    conv_problem small = p;
+    small.mb = 1;  // 3.2 MB: stays in cache for the next op
+    EXPECT_FALSE(make_direct_plan(small, 8, 16, zen3).stream_output);
+    conv_problem bf = p;
+    bf.dt = data_type::bf16;  // (rounded from f32 tiles, or copied)
+    EXPECT_FALSE(make_direct_plan(bf, 8, 16, zen3).stream_output);
+    conv_problem ncx = p;
+    ncx.dst.c = 56 * 56;  // copied in chunks, read back by the write-back
+    EXPECT_FALSE(make_direct_plan(ncx, 8, 16, zen3).stream_output);
 }
 
 // A channels-last problem of one image along h (2-D) or w (1-D), dims as {h, w}.

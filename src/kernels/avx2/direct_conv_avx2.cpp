@@ -42,6 +42,15 @@ struct vt {
         return _mm256_i32gather_ps(base, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(idx)), 4);
     }
     static inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
+    // A store that bypasses the caches (brgemm_args::stream), where p is aligned as the
+    // instruction requires; else a plain one. stream_fence orders them before the threads join.
+    static inline void stream(float *p, V v) {
+        if ((reinterpret_cast<uintptr_t>(p) & 31) == 0)
+            _mm256_stream_ps(p, v);
+        else
+            _mm256_storeu_ps(p, v);
+    }
+    static inline void stream_fence() { _mm_sfence(); }
     // vmaskmovps to memory is microcoded on AMD: on Zen 3 it took about 5x a plain store's time
     // (measured, 8 independent stores, full or partial mask alike). A full mask, the common case
     // (the last vector of a microkernel's rows when the channels fill whole vectors), stores

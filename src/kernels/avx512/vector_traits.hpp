@@ -23,6 +23,15 @@ struct vt {
         return _mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4);
     }
     static inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
+    // A store that bypasses the caches (brgemm_args::stream), where p is aligned as the
+    // instruction requires; else a plain one. stream_fence orders them before the threads join.
+    static inline void stream(float *p, V v) {
+        if ((reinterpret_cast<uintptr_t>(p) & 63) == 0)
+            _mm512_stream_ps(p, v);
+        else
+            _mm512_storeu_ps(p, v);
+    }
+    static inline void stream_fence() { _mm_sfence(); }
     static inline void store_mask(float *p, V v, mask_t m) { _mm512_mask_storeu_ps(p, m, v); }
     static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
     // The lanes whose bits are set in `bits` (bit l: lane l).

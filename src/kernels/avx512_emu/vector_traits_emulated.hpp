@@ -45,6 +45,9 @@ struct vt {
         return r;
     }
     CONVGRAD_EMULATED_OP void store(float *p, V v) { std::memcpy(p, v.f, sizeof v.f); }
+    // (Non-temporal stores are a hint: plain ones here.)
+    CONVGRAD_EMULATED_OP void stream(float *p, V v) { store(p, v); }
+    CONVGRAD_EMULATED_OP void stream_fence() {}
     CONVGRAD_EMULATED_OP void store_mask(float *p, V v, mask_t m) {
         for (int l = 0; l < 16; ++l)
             if (m >> l & 1u) p[l] = v.f[l];

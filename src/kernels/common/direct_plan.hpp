@@ -61,6 +61,10 @@ struct direct_plan {
     // > 0: block by block in bands of this many units whatever the budgets (tests: every
     // order must give the same bits); 0: as above.
     dim_t gather_band_units;
+    // fwd, bwd_data: the output is f32 in place and far bigger than the threads' L2, so the
+    // gather stores it past the caches when all of K is one chunk (brgemm_args::stream): each
+    // C line is written once, and a plain store first reads it from memory for ownership.
+    bool stream_output;
     cache_sizes caches;  // what the blocking was derived from
 };
 

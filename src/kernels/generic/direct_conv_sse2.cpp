@@ -36,6 +36,15 @@ struct vt {
     static inline V fma(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
     static inline V add(V a, V b) { return _mm_add_ps(a, b); }
     static inline void store(float *p, V v) { _mm_storeu_ps(p, v); }
+    // A store that bypasses the caches (brgemm_args::stream), where p is aligned as the
+    // instruction requires; else a plain one. stream_fence orders them before the threads join.
+    static inline void stream(float *p, V v) {
+        if ((reinterpret_cast<uintptr_t>(p) & 15) == 0)
+            _mm_stream_ps(p, v);
+        else
+            _mm_storeu_ps(p, v);
+    }
+    static inline void stream_fence() { _mm_sfence(); }
     static inline void store_mask(float *p, V v, mask_t n) {
         if (n >= 4) return _mm_storeu_ps(p, v);
         alignas(16) float t[4];

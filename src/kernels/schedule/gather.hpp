@@ -151,7 +151,7 @@ static inline dim_t gather_zeros_len(dim_t G, dim_t a_chan, dim_t K) {
 
 template <typename E, typename CE>
 static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gather_split &sp,
-                       dim_t kc, const gather_tables<E, CE> &tb) {
+                       dim_t kc, bool stream, const gather_tables<E, CE> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
     const dim_t blk = j.pl->max_nv;
@@ -162,6 +162,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     brgemm_args<E> a{};
     a.aks = P;  // channels are contiguous: pair k/2 is P elements further
     a.ldb = j.ldn * P;
+    a.stream = stream;  // (the caller's choice: all of K in one chunk, f32 C written once)
     // The job's fields in locals: the compiler cannot tell the tables written below from them,
     // and would reload them for every row and tap.
     const gather_axis ax0 = j.ax[0], ax1 = j.ax[1], ax2 = j.ax[2];
@@ -425,6 +426,7 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
         for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
             tb.acc[r] = acc.p + r * acc_row;
         weighted_share share = weighted_share_of(total, nt, ithr);
+        bool streamed = false;
         for (dim_t c = 0; c < njobs && share.base < share.hi; ++c) {
             const gather_job<E, CE> &j = jobs[c];
             const dim_t nunits = units_of(j);
@@ -441,8 +443,13 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
                 const dim_t kc = K * row_bytes <= pl.gather_whole_k
                                      ? imax(K, 1)
                                      : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
-                gather_run(j, ls, le, sp, kc, tb);
+                // The plan's streamed output, where each C vector is stored once: all of K in
+                // one chunk, f32 C (the fence below orders the stores before the join).
+                const bool stream = pl.stream_output && sizeof(CE) == 4 && kc >= imax(K, 1);
+                streamed |= stream;
+                gather_run(j, ls, le, sp, kc, stream, tb);
             }
         }
+        if (streamed) vt::stream_fence();
     });
 }

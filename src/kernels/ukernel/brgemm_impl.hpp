@@ -51,6 +51,19 @@ __attribute__((always_inline)) inline void ukernel_store(const brgemm_args<E> &a
                                                          const typename vt::V (&acc)[M][NV],
                                                          typename vt::mask_t last) {
     if (a.narrow != data_type::f32) return ukernel_store_narrow<M, NV>(a, acc);
+    if (a.stream) {
+        const bool full = a.tail == vt::W;
+#pragma GCC unroll 16
+        for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+            for (int j = 0; j < NV - 1; ++j) vt::stream(a.C[m] + j * vt::W, acc[m][j]);
+            if (full)
+                vt::stream(a.C[m] + (NV - 1) * vt::W, acc[m][NV - 1]);
+            else
+                vt::store_mask(a.C[m] + (NV - 1) * vt::W, acc[m][NV - 1], last);
+        }
+        return;
+    }
 #pragma GCC unroll 16
     for (int m = 0; m < M; ++m) {
 #pragma GCC unroll 4
