@@ -32,8 +32,9 @@ struct cache_budget {
 };
 /// 5/6 of L1 (room for the A rows and C tile next to the panel); 1/8 of L2 for a whole-K panel
 /// (shared with the data it multiplies) and for the gemm's C block; 1/4 of L2 for the
-/// bwd_weights rows, for a group's weights and for a band's A rows. On a 48 KiB / 2 MiB core the first four are the
-/// constants the kernels used before (40 KiB, 256 KiB, 512 KiB, 256 KiB).
+/// bwd_weights rows, for a group's weights and for a band's A rows. On a 48 KiB / 2 MiB core
+/// the first four are the constants the kernels used before (40 KiB, 256 KiB, 512 KiB,
+/// 256 KiB).
 cache_budget budget_of(const cache_sizes &c);
 
 /// The size of equal chunks, at most `most`, that cover n: as few chunks as chunks of `most`
