@@ -157,9 +157,10 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.gather_band = b.l2_band;
     d.gather_band_units = 0;
     // Beyond 8x the threads' L2 the output is not read back from cache by anything soon.
-    // Measured (Zen 3, 2 threads, medians of 3 alternated pairs): ResNet-50's stem forward
-    // (26 MB of dst) 1.12x, res2 1x1 forward and data gradient (51 MB) 1.11x each, res2 3x3
-    // forward (6.4 MB) 1.04x, the 1x1 stride-2 projection forward (12.8 MB) 1.02x.
+    // Measured with this rule (Zen 3, 2 threads, medians of 3 alternated pairs): ResNet-50's
+    // stem forward (26 MB of dst) 1.09x, res2 1x1 forward and data gradient (51 MB) 1.15x and
+    // 1.09x, the 3-D U-Net up-convolution's data gradient (17 MB) 1.02x. Streamed below the
+    // bound, res2 3x3's forward (6.4 MB) gained 1.04x, within this host's noise.
     {
         const double out_bytes =
             4.0 * std::max(double(p.mb), 1.0) * (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
