@@ -25,6 +25,7 @@ class dw_kernel final : public kernel {
                (pl_.native ? " in place"
                            : " via f32 channels-last copies of " + std::to_string(pl_.ncx_chunk) +
                                  " images") +
+               (pl_.stream_output ? " output streamed past the caches" : "") +
                " threads=" + std::to_string(pl_.nthr);
     }
 
@@ -67,7 +68,7 @@ std::string dw_stride_why_not(const conv_problem &p) {
     return {};
 }
 
-std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run) {
+dw_plan make_dw_plan(const conv_problem &p, register_tile t) {
     dw_plan pl{};
     pl.p = p;
     pl.vlen = t.vlen;
@@ -95,7 +96,20 @@ std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, d
                           4.0;
     pl.ncx_chunk =
         pl.native ? dim_t(mb) : images_within_l2(copies, dim_t(mb), pl.nthr, machine_caches());
-    return std::make_unique<dw_kernel>(pl, run);
+    // As the direct kernels' rule (direct_plan.cpp): beyond 8x the threads' L2, nothing reads
+    // the output back from cache soon. A line's blocks store whole vectors, 2 per pixel and
+    // channel block: whole cache lines where the tensor is aligned.
+    const dim_t *out_sp = bwd_data ? p.i : p.o;
+    const double out_bytes = 4.0 * mb * double(out_sp[0]) * double(out_sp[1]) * double(out_sp[2]) *
+                             double(bwd_data ? p.ic() : p.oc());
+    pl.stream_output = p.dir != conv_direction::bwd_weights && pl.native &&
+                       p.dt == data_type::f32 &&
+                       out_bytes >= 8.0 * double(machine_caches().l2) * pl.nthr;
+    return pl;
+}
+
+std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run) {
+    return std::make_unique<dw_kernel>(make_dw_plan(p, t), run);
 }
 
 }  // namespace convgrad::detail

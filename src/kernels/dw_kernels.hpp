@@ -42,6 +42,9 @@ struct dw_plan {
     // and computed (fwd and bwd_data write their output back; bwd_weights adds to its sums), so
     // the copies are read back from cache.
     dim_t ncx_chunk = 1;
+    // fwd, bwd_data: the output's whole f32 vectors are stored past the caches (vt::stream),
+    // with no read of their lines for ownership. Native f32 outputs far beyond the threads' L2.
+    bool stream_output = false;
 };
 
 using dw_run_fn = void (*)(const dw_plan &, const conv_args &);
@@ -53,6 +56,9 @@ std::string dw_why_not(const conv_problem &p, int vlen);
 /// nothing to block): the depthwise kernels' pixel steps are stride x pixel stride in elements,
 /// which such a stride may overflow.
 std::string dw_stride_why_not(const conv_problem &p);
+
+/// The plan of problem p on a register file of tile t (make_dw_kernel's; tests change it).
+dw_plan make_dw_plan(const conv_problem &p, register_tile t);
 
 std::unique_ptr<kernel> make_dw_kernel(const conv_problem &p, register_tile t, dw_run_fn run);
 

@@ -18,12 +18,26 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "core/resolve.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
+#include "kernels/plan/cache_sizes.hpp"
 #include "util/kernel_check.hpp"
+
+namespace convgrad::detail {
+namespace avx2 {
+void run_depthwise(const dw_plan &pl, const conv_args &args);
+}
+namespace avx512 {
+void run_depthwise(const dw_plan &pl, const conv_args &args);
+}
+namespace avx512_emu {
+void run_depthwise(const dw_plan &pl, const conv_args &args);
+}
+}  // namespace convgrad::detail
 
 namespace convgrad {
 namespace {
@@ -380,6 +394,111 @@ TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
                 EXPECT_EQ(got.values(), ref) << row->name << " " << to_string(kind);
             }
         }
+}
+
+// The channels-last kernel's units, run directly on a plan the test changes.
+struct dw_unit {
+    const char *name;
+    detail::cpu_isa isa;  // what the machine needs to run it
+    detail::register_tile tile;
+    void (*run)(const detail::dw_plan &, const detail::conv_args &);
+};
+const dw_unit dw_units[] = {
+    {"avx512", detail::cpu_isa::avx512, {16, 32}, detail::avx512::run_depthwise},
+    {"avx2", detail::cpu_isa::avx2, {8, 16}, detail::avx2::run_depthwise},
+    // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
+    {"avx512_emulated", detail::cpu_isa::avx2, {16, 32}, detail::avx512_emu::run_depthwise}};
+
+// An f32 output stored past the caches (the plan's stream_output, which the kernels take for
+// big outputs in place) holds the same bits as one stored plainly: at a 64-byte aligned
+// address, where whole vectors are streamed and channel tails masked, and one float past it,
+// where every vector falls back to a plain store. Every f32 channels-last geometry of the
+// sweep (channel tails, strides, dilation, pads, a kernel larger than the input, 1-D, 3-D,
+// threads), under the four ops that write data, the forward ones with a bias.
+TEST(Depthwise, StreamedOutputIsBitIdentical) {
+    int runs = 0;
+    for (const dw_unit &u : dw_units) {
+        if (!detail::isa_available(u.isa)) continue;
+        for (const dw_geometry &c : geometries) {
+            if (c.dt != data_type::f32 || c.ncx) continue;
+            for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                                 op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData}) {
+                const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
+                const op o = make_op(c, kind, bias);
+                const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+                if (!detail::dw_why_not(r.prob, u.tile.vlen).empty()) continue;
+                std::vector<tensor_buffer> in;
+                for (size_t i = 0; i < r.inputs.size(); ++i) {
+                    in.emplace_back(r.inputs[i]);
+                    in.back().fill_ints(5 + i);
+                }
+                const size_t n = size_t(r.outputs[0].size_bytes() / 4);
+                auto run = [&](bool stream, size_t offset) {
+                    std::vector<float> room(n + 32, -7.f);
+                    void *at = room.data();
+                    size_t space = room.size() * 4;
+                    float *out = static_cast<float *>(std::align(64, n * 4, at, space)) + offset;
+                    detail::dw_plan pl = detail::make_dw_plan(r.prob, u.tile);
+                    pl.stream_output = stream;
+                    detail::conv_args a;
+                    auto ptr = [&](int i) -> const void * {
+                        return i >= 0 ? in[size_t(i)].data() : nullptr;
+                    };
+                    a.src = ptr(r.src_input);
+                    a.dst = ptr(r.dst_input);
+                    a.wei = ptr(r.wei_input);
+                    a.bias = ptr(r.bias_input);
+                    a.out = out;
+                    u.run(pl, a);
+                    return std::vector<float>(out, out + n);
+                };
+                for (size_t offset : {0, 1}) {
+                    const std::vector<float> plain = run(false, offset),
+                                             streamed = run(true, offset);
+                    EXPECT_EQ(std::memcmp(plain.data(), streamed.data(), n * 4), 0)
+                        << u.name << " " << c.what << " " << to_string(kind) << " offset "
+                        << offset;
+                    ++runs;
+                }
+            }
+        }
+    }
+    if (runs == 0) GTEST_SKIP() << "no channels-last depthwise unit runs on this CPU";
+}
+
+// The plan streams only f32 outputs in place far beyond the threads' L2: MobileNetV2's 3x3
+// depthwise forward at a batch whose output is twice 8x the threads' L2, not at batch 1 (1.8
+// MB), nor in bf16, nor NCX (written through a copy), nor for the weight gradient. Its
+// description says so.
+TEST(Depthwise, OnlyBigF32OutputsInPlaceAreStreamed) {
+    dw_geometry c{
+        "MobileNetV2 3x3", 144, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false,
+        data_type::f32};
+    auto plan = [&](const dw_geometry &g, op_kind kind) {
+        const op o = make_op(g, kind, false);
+        return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
+    };
+    const detail::dw_plan one = plan(c, op_kind::Convolution);
+    EXPECT_FALSE(one.stream_output);
+    const double image = 56.0 * 56 * 144 * 4;
+    c.mb = dim_t(std::ceil(2 * 8.0 * double(detail::machine_caches().l2) * one.nthr / image));
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                         op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData})
+        EXPECT_TRUE(plan(c, kind).stream_output) << to_string(kind) << " batch " << c.mb;
+    EXPECT_FALSE(plan(c, op_kind::ConvolutionBackwardWeights).stream_output);
+    dw_geometry low = c;
+    low.dt = data_type::bf16;
+    EXPECT_FALSE(plan(low, op_kind::Convolution).stream_output);
+    dw_geometry ncx = c;
+    ncx.ncx = true;
+    EXPECT_FALSE(plan(ncx, op_kind::Convolution).stream_output);
+    for (const detail::impl_desc *row : dw_rows()) {
+        if (!testing::how_to_run(*row).create) continue;
+        const op o = make_op(c, op_kind::Convolution, false);
+        const std::string d =
+            row->create(detail::resolve_op(o, o.inputs(), o.outputs()).prob)->describe();
+        EXPECT_NE(d.find("output streamed past the caches"), std::string::npos) << d;
+    }
 }
 
 TEST(Depthwise, DeclinesWithReasons) {

@@ -83,6 +83,7 @@ struct dw_line_job {
     dim_t ostep;        // elements between outputs q and q + 1
     dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
     dw_ahead<T> *ahead;  // the next line's new rows, stepped once per channel group and block
+    bool stream;         // f32 output: whole vectors stored past the caches (dw_plan)
 };
 
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
@@ -136,6 +137,21 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
     }
     const dim_t os = j.ostep;  // a local: the stores may not alias it
     T *o = j.out + q0 * os + c0;
+    if constexpr (DT == dw_f32) {
+        if (j.stream) {
+#pragma GCC unroll 16
+            for (int q = 0; q < UR; ++q)
+                if (INSIDE || q < m)
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; ++v) {
+                        if (TAIL && v == NV - 1)
+                            vt::store_mask(o + q * os + v * W, acc[q][v], mk);
+                        else
+                            vt::stream(o + q * os + v * W, acc[q][v]);
+                    }
+            return;
+        }
+    }
 #pragma GCC unroll 16
     for (int q = 0; q < UR; ++q)
         if (INSIDE || q < m)
@@ -225,6 +241,7 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), nrt = p.k[0] * p.k[1] * pl.planes, lines = nb * li.od * li.oh;
+    const bool stream = DT == dw_f32 && pl.stream_output;
     // Per thread: the rows of the current and of the next line, the next line's new rows.
     std::vector<const T *> rows_mem(size_t(pl.nthr * 3 * nrt));
     std::vector<dim_t> wrows_mem(size_t(pl.nthr * 2 * nrt));
@@ -296,13 +313,15 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                                         li.out.at(n, od, oh, L.out0),
                                         L.out_step * li.out.w,
                                         taps,
-                                        &ahead};
+                                        &ahead,
+                                        stream};
                 dw_line<DT, UR>(j, pl.lanes);
             }
             std::swap(rows, next);
             std::swap(wrows, next_w);
             nr = nn;
         }
+        if (stream) vt::stream_fence();  // the streamed stores land before the threads join
     });
 }
 
