@@ -39,33 +39,6 @@ struct dw_tap {
     dim_t koff;
 };
 
-// The input rows that the thread's next line reads and its current line does not, fetched a
-// slice per step of the current line (a channel group of a block of outputs), so that they come
-// from memory while the current line computes. Without it, each block's loads of a new row
-// missed in turn: a block reads one cache line of each of its pixels per channel group, a
-// pattern of strided lines that the hardware prefetchers did not follow, and MobileNetV2's 3x3
-// depthwise forward (NXC, f32, 2 threads, Zen 3) spent most of its time waiting on those loads.
-// A slice per block instead (about 50 lines at once there) stalled on the prefetches
-// themselves, the core's outstanding misses being full: spread over the channel groups, that
-// forward and its data gradient ran 1.5x faster.
-template <typename T>
-struct dw_ahead {
-    const T *const *rows = nullptr;
-    int nrows = 0;
-    dim_t bytes = 0;     // of each row (its pixels' span, plus a line for a misaligned start)
-    dim_t per_step = 0;  // bytes of each row per step: whole cache lines
-    dim_t done = 0;
-    void step() {
-        if (done >= bytes) return;
-        const dim_t end = imin(bytes, done + per_step);
-        for (int r = 0; r < nrows; ++r) {
-            const char *q = reinterpret_cast<const char *>(rows[r]);
-            for (dim_t b = done; b < end; b += 64) __builtin_prefetch(q + b, 0, 3);
-        }
-        done = end;
-    }
-};
-
 // One line of one output row: its input rows (one per (kd, kh) tap that reaches them), the
 // packed weights, the output.
 template <int DT>
@@ -259,24 +232,10 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                                  : 0.0;
     const dim_t row_bytes = span < 0x1p62 ? dim_t(span) : dim_t(1) << 62;
     const dim_t per_step = div_up(div_up(row_bytes, imax(steps, 1)), 64) * 64;
-    // The input rows of a line (planes innermost: the planes of a pixel are neighbours in
-    // memory) and their taps' first weights.
+    // The input rows of a line and their taps' first weights.
     auto rows_of = [&](dim_t line, const T **rows, dim_t *wrows) {
         const dim_t oh = line % li.oh, od = (line / li.oh) % li.od, n = line / (li.oh * li.od);
-        int nr = 0;
-        for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-            const dim_t id = reach(p, 0, od, kd);
-            if (id < 0) continue;
-            for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                const dim_t ih = reach(p, 1, oh, kh);
-                if (ih < 0) continue;
-                for (int pp = 0; pp < pl.planes; ++pp) {
-                    rows[nr] = li.in.v.at(n, id, ih, 0) + pp * li.in.pstride;
-                    wrows[nr++] = pp * ksp + (kd * p.k[1] + kh) * p.k[2];
-                }
-            }
-        }
-        return nr;
+        return dw_input_rows<reach>(p, li.in, n, od, oh, rows, wrows);
     };
     parallel(pl.nthr, [&](int ithr, int nt) {
         const T **rows = rows_mem.data() + ithr * 3 * nrt, **next = rows + nrt,
