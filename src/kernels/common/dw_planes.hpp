@@ -5,6 +5,8 @@
 // channels per group): a permuted copy, in the tensor's own element type, of a chunk of
 // images, stored [image][pixel][plane][lane] so the planes of one pixel are neighbours.
 // With one channel per group the only plane is the tensor itself (no copy).
+// Also what every direction's driver walks the planes' rows with: the rows an output row reads
+// (dw_input_rows) and the fetch of the next one's new rows (dw_ahead).
 // Included inside an ISA's namespace after dw_elements.hpp.
 
 // The (kd, kh) row walks of the drivers: the input coordinate along axis `a` (0: d, 1: h) that
