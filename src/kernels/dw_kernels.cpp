@@ -96,15 +96,14 @@ dw_plan make_dw_plan(const conv_problem &p, register_tile t) {
                           4.0;
     pl.ncx_chunk =
         pl.native ? dim_t(mb) : images_within_l2(copies, dim_t(mb), pl.nthr, machine_caches());
-    // As the direct kernels' rule (direct_plan.cpp): beyond 8x the threads' L2, nothing reads
-    // the output back from cache soon. A line's blocks store whole vectors, 2 per pixel and
-    // channel block: whole cache lines where the tensor is aligned.
+    // The direct kernels' rule (output_streams_past_caches). A line's blocks store whole
+    // vectors, 2 per pixel and channel block: whole cache lines where the tensor is aligned.
     const dim_t *out_sp = bwd_data ? p.i : p.o;
     const double out_bytes = 4.0 * mb * double(out_sp[0]) * double(out_sp[1]) * double(out_sp[2]) *
                              double(bwd_data ? p.ic() : p.oc());
     pl.stream_output = p.dir != conv_direction::bwd_weights && pl.native &&
                        p.dt == data_type::f32 &&
-                       out_bytes >= 8.0 * double(machine_caches().l2) * pl.nthr;
+                       output_streams_past_caches(out_bytes, pl.nthr, machine_caches());
     return pl;
 }
 

@@ -156,7 +156,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.gather_group = b.l2_group;
     d.gather_band = b.l2_band;
     d.gather_band_units = 0;
-    // Beyond 8x the threads' L2 the output is not read back from cache by anything soon.
+    // An f32 output in place is stored past the caches from output_streams_past_caches' bound.
     // Measured with this rule (Zen 3, 2 threads, medians of 3 alternated pairs): ResNet-50's
     // stem forward (26 MB of dst) 1.09x, res2 1x1 forward and data gradient (51 MB) 1.15x and
     // 1.09x, the 3-D U-Net up-convolution's data gradient (17 MB) 1.02x. Streamed below the
@@ -166,7 +166,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             4.0 * std::max(double(p.mb), 1.0) * (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
         d.stream_output = p.dir != conv_direction::bwd_weights && p.dt == data_type::f32 &&
                           (fwd ? d.dst_direct : d.src_direct) &&
-                          out_bytes >= 8.0 * double(caches.l2) * d.nthr;
+                          output_streams_past_caches(out_bytes, d.nthr, caches);
     }
     return d;
 }

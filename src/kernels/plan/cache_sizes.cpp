@@ -79,6 +79,10 @@ dim_t balanced_chunk(dim_t n, dim_t most) {
     return (n + chunks - 1) / chunks;
 }
 
+bool output_streams_past_caches(double bytes, int nthr, const cache_sizes &c) {
+    return bytes >= 8.0 * double(c.l2) * nthr;
+}
+
 dim_t images_within_l2(double image_bytes, dim_t mb, int nthr, const cache_sizes &c) {
     if (image_bytes <= 0) return mb;
     const double room = double(c.l2) * nthr / 2;

@@ -46,6 +46,11 @@ dim_t balanced_chunk(dim_t n, dim_t most);
 /// is copied). The copies of a chunk are then read back from cache.
 dim_t images_within_l2(double image_bytes, dim_t mb, int nthr, const cache_sizes &c);
 
+/// Whether an output of `bytes` written once (fwd, bwd_data) is stored past the caches, with no
+/// read of its lines for ownership: from 8x the L2 of `nthr` threads, nothing reads it back from
+/// cache soon. The direct kernels' gather and the depthwise kernel both take this rule.
+bool output_streams_past_caches(double bytes, int nthr, const cache_sizes &c);
+
 std::string to_string(const cache_sizes &c);
 
 }  // namespace convgrad::detail
