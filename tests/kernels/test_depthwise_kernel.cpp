@@ -22,21 +22,25 @@
 #include <random>
 
 #include "core/resolve.hpp"
+#include "kernels/col2im_kernels.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "kernels/common/gemm_plan.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 #include "util/kernel_check.hpp"
 
+// The run functions of the per-ISA units, declared as kernels/inventory.cpp declares them.
 namespace convgrad::detail {
 namespace avx2 {
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-}
+#include "kernels/common/unit_entry_points.hpp"
+}  // namespace avx2
 namespace avx512 {
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-}
+#include "kernels/common/unit_entry_points.hpp"
+}  // namespace avx512
 namespace avx512_emu {
-void run_depthwise(const dw_plan &pl, const conv_args &args);
-}
+#include "kernels/common/unit_entry_points.hpp"
+}  // namespace avx512_emu
 }  // namespace convgrad::detail
 
 namespace convgrad {
@@ -440,16 +444,7 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
                     float *out = static_cast<float *>(std::align(64, n * 4, at, space)) + offset;
                     detail::dw_plan pl = detail::make_dw_plan(r.prob, u.tile);
                     pl.stream_output = stream;
-                    detail::conv_args a;
-                    auto ptr = [&](int i) -> const void * {
-                        return i >= 0 ? in[size_t(i)].data() : nullptr;
-                    };
-                    a.src = ptr(r.src_input);
-                    a.dst = ptr(r.dst_input);
-                    a.wei = ptr(r.wei_input);
-                    a.bias = ptr(r.bias_input);
-                    a.out = out;
-                    u.run(pl, a);
+                    u.run(pl, testing::conv_args_of(r, in, out));
                     return std::vector<float>(out, out + n);
                 };
                 for (size_t offset : {0, 1}) {

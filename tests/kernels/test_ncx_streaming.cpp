@@ -354,14 +354,7 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
-    detail::conv_args a;
-    auto ptr = [&](int i) -> const void * { return i >= 0 ? pr.in[size_t(i)].data() : nullptr; };
-    a.src = ptr(pr.r.src_input);
-    a.dst = ptr(pr.r.dst_input);
-    a.wei = ptr(pr.r.wei_input);
-    a.bias = ptr(pr.r.bias_input);
-    a.out = out.data();
-    (grouped ? u.run_grouped : u.run)(pl, a);
+    (grouped ? u.run_grouped : u.run)(pl, testing::conv_args_of(pr.r, pr.in, out.data()));
     return out.values();
 }
 

@@ -65,19 +65,25 @@ void add_conv_tensors(op &o, op_kind kind, const conv_shapes &sh, bool bias, dat
 
 using create_fn = std::unique_ptr<detail::kernel> (*)(const detail::conv_problem &);
 
-/// Runs the kernel `create` builds on the op's inputs; the output is poisoned first, so every
-/// value the kernel fails to write shows.
-inline void run_poisoned(const detail::resolved_op &r, create_fn create,
-                         std::vector<tensor_buffer> &in, tensor_buffer &out) {
+/// A kernel's arguments: the op's inputs from `in` (by their ports in r), the output at `out`.
+inline detail::conv_args conv_args_of(const detail::resolved_op &r, std::vector<tensor_buffer> &in,
+                                      void *out) {
     detail::conv_args a;
     auto ptr = [&](int i) -> const void * { return i >= 0 ? in[size_t(i)].data() : nullptr; };
     a.src = ptr(r.src_input);
     a.dst = ptr(r.dst_input);
     a.wei = ptr(r.wei_input);
     a.bias = ptr(r.bias_input);
-    a.out = out.data();
+    a.out = out;
+    return a;
+}
+
+/// Runs the kernel `create` builds on the op's inputs; the output is poisoned first, so every
+/// value the kernel fails to write shows.
+inline void run_poisoned(const detail::resolved_op &r, create_fn create,
+                         std::vector<tensor_buffer> &in, tensor_buffer &out) {
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
-    create(r.prob)->execute(a);
+    create(r.prob)->execute(conv_args_of(r, in, out.data()));
 }
 
 /// Buffers for the op's inputs, each filled with small integers from its own seed (sums of
