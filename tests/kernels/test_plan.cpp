@@ -94,6 +94,28 @@ TEST(Plan, OnlyBigF32OutputsInPlaceAreStreamedPastTheCaches) {
     EXPECT_FALSE(make_direct_plan(ncx, 8, 16, zen3).stream_output);
 }
 
+// A stride phase's C pixels lie apart along w: streamed, rows of channels that are not whole
+// cache lines would reach memory as partial lines (FCN's x8 upsampling: 21 channels at 8-pixel
+// steps of a 520 x 520 image). Whole lines (32 channels), or a stride along h only, still are.
+TEST(Plan, PhasedOutputsOfPartialLinesAreNotStreamed) {
+    conv_problem p{};
+    p.dir = conv_direction::bwd_data;
+    p.mb = 1, p.g = 1, p.icg = 21, p.ocg = 21;
+    p.nsp = 2;
+    p.i[0] = p.o[0] = 1, p.i[1] = p.i[2] = 520, p.o[1] = p.o[2] = 64;
+    p.k[0] = p.s[0] = 1, p.k[1] = p.k[2] = 16, p.s[1] = p.s[2] = 8;
+    for (int x = 0; x < 3; ++x) p.dl[x] = 1;
+    p.src.c = p.dst.c = 1;
+    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    EXPECT_FALSE(make_direct_plan(p, 8, 16, zen3).stream_output);
+    conv_problem whole = p;
+    whole.icg = 32;
+    EXPECT_TRUE(make_direct_plan(whole, 8, 16, zen3).stream_output);
+    conv_problem along_h = p;
+    along_h.s[2] = 1, along_h.o[2] = 505;
+    EXPECT_TRUE(make_direct_plan(along_h, 8, 16, zen3).stream_output);
+}
+
 // A channels-last problem of one image along h (2-D) or w (1-D), dims as {h, w}.
 conv_problem rows_problem(conv_direction dir, data_type dt, dim_t C, dim_t ih, dim_t iw, dim_t k,
                           dim_t s, dim_t dl, dim_t pad) {

@@ -161,11 +161,17 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // stem forward (26 MB of dst) 1.09x, res2 1x1 forward and data gradient (51 MB) 1.15x and
     // 1.09x, the 3-D U-Net up-convolution's data gradient (17 MB) 1.02x. Streamed below the
     // bound, res2 3x3's forward (6.4 MB) gained 1.04x, within this host's noise.
+    // Not where a tile's C pixels are a stride phase's, apart along w, and a pixel's channels
+    // are not whole cache lines: tiles of different phases then write each line in pieces, and
+    // a streamed piece goes to memory as a partial line. (FCN's x8 upsampling, 21 channels at
+    // 8-pixel steps, Zen 3, 2 threads, medians of 4 rounds: on 4 x 3 tiles 13.1 ms not streamed
+    // and 19.1 ms streamed; on 6 x 2 and 6 x 1 tiles, 17.2 and 17.3 ms.)
     {
         const double out_bytes =
             4.0 * std::max(double(p.mb), 1.0) * (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
+        const bool partial_lines = !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % 16 != 0;
         d.stream_output = p.dir != conv_direction::bwd_weights && p.dt == data_type::f32 &&
-                          (fwd ? d.dst_direct : d.src_direct) &&
+                          (fwd ? d.dst_direct : d.src_direct) && !partial_lines &&
                           output_streams_past_caches(out_bytes, d.nthr, caches);
     }
     return d;
