@@ -52,6 +52,12 @@ constexpr case_ranges block_ranges{{1, 2}, {1, 2}, {16, 65, 130}, {65, 130}, {1,
 // out.
 constexpr case_ranges group_ranges{{1, 2}, {5, 12}, {16, 17, 33}, {16, 24, 70}, {1, 3},
                                    {6, 9, 20}, {1, 2}, false};
+// C sides of 3 vectors (9-12 channels on SSE2's 4 lanes, 17-24 on AVX2's 8): the direct
+// kernel's gather takes them as one block of 3 vectors, 4 x 3 register tiles, stride phases
+// and all (direct_block_nv).
+constexpr case_ranges three_vector_ranges{
+    {1, 2}, {1, 2}, {9, 11, 12, 17, 21, 24}, {9, 11, 12, 17, 21, 24}, {1, 2, 3}, {5, 9, 20},
+    {1, 2}, false};
 // A stride along w far beyond the image (one output pixel per row): nothing may multiply it by
 // a pixel index or a channel stride before knowing the pixel exists (found by fuzz_op under
 // UBSan in the grouped kernel's bwd_data).
@@ -180,6 +186,14 @@ const std::vector<testing::swept_case> &group_cases() {
     return cases;
 }
 
+// 1-D and 2-D problems of 9-24 channels per group, on 1-3 threads.
+const std::vector<testing::swept_case> &three_vector_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261127, 32, [](std::mt19937_64 &rng) { return make_case(rng, three_vector_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // 2-D problems with a stride of 2^62 along w, on 1-2 threads.
 const std::vector<testing::swept_case> &huge_stride_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -244,6 +258,10 @@ TEST_P(KernelRow, RandomSweep) {
 
 TEST_P(KernelRow, ManyChannelBlocks) {
     sweep_row(*GetParam(), block_cases(), false);
+}
+
+TEST_P(KernelRow, ThreeVectorChannelBlocks) {
+    sweep_row(*GetParam(), three_vector_cases(), false);
 }
 
 TEST_P(KernelRow, ManyGroups) {

@@ -116,6 +116,36 @@ TEST(Plan, PhasedOutputsOfPartialLinesAreNotStreamed) {
     EXPECT_TRUE(make_direct_plan(along_h, 8, 16, zen3).stream_output);
 }
 
+// The gather's channel blocks: the plan's max_nv vectors, but C sides of 3 vectors with 16
+// registers are one block of 3 (a 4 x 3 tile), not blocks of 2 and 1.
+TEST(Plan, ThreeVectorCSidesAreOneBlock) {
+    conv_problem p{};
+    p.dir = conv_direction::fwd;
+    p.mb = 1, p.g = 1, p.icg = 16;
+    p.nsp = 1;
+    p.i[0] = p.o[0] = p.i[1] = p.o[1] = 1, p.i[2] = p.o[2] = 64;
+    for (int x = 0; x < 3; ++x) p.k[x] = p.s[x] = p.dl[x] = 1;
+    p.src.c = p.dst.c = 1;
+    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    for (const dim_t oc : {dim_t(16), dim_t(17), dim_t(21), dim_t(24), dim_t(25), dim_t(40)}) {
+        p.ocg = oc;
+        const direct_plan avx2 = make_direct_plan(p, 8, 16, zen3);
+        const bool three = oc > 16 && oc <= 24;
+        EXPECT_EQ(direct_block_nv(avx2, oc), three ? 3 : 2) << oc;
+        EXPECT_NE(describe(avx2).find(three ? "tile=4x24" : "tile=6x16"), std::string::npos)
+            << describe(avx2);
+        const direct_plan avx512 = make_direct_plan(p, 16, 32, zen3);
+        EXPECT_EQ(direct_block_nv(avx512, oc), 4) << oc;
+    }
+    // SSE2's 4 lanes: 9-12 channels.
+    p.ocg = 11;
+    EXPECT_EQ(direct_block_nv(make_direct_plan(p, 4, 16, zen3), 11), 3);
+    // bwd_weights keeps its blocks of max_nv.
+    p.dir = conv_direction::bwd_weights;
+    p.ocg = 21;
+    EXPECT_NE(describe(make_direct_plan(p, 8, 16, zen3)).find("tile=6x16"), std::string::npos);
+}
+
 // A channels-last problem of one image along h (2-D) or w (1-D), dims as {h, w}.
 conv_problem rows_problem(conv_direction dir, data_type dt, dim_t C, dim_t ih, dim_t iw, dim_t k,
                           dim_t s, dim_t dl, dim_t pad) {

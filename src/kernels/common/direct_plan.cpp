@@ -141,7 +141,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         // row reading 16 rows of 520, fit one row per chunk and ran 1.4x slower than whole
         // images, its 11 tiles split 8 / 3 over 2 threads.
         const dim_t n_lanes = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
-        const int nv = int(std::clamp<dim_t>((n_lanes + vlen - 1) / vlen, 1, d.max_nv));
+        const int nv =
+            int(std::clamp<dim_t>((n_lanes + vlen - 1) / vlen, 1, direct_block_nv(d, n_lanes)));
         const double min_pixels = 4.0 * d.nthr * gather_tiles_per_unit * d.max_m[nv];
         const double row_pixels = slice(out_sp, 1);
         if (lo >= 1 && (out_copied || double(lo) * row_pixels >= min_pixels)) {
@@ -199,10 +200,12 @@ void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *
 
 std::string describe(const direct_plan &pl) {
     // The register tile of the widest channel block: N is the C side's channels (dst for fwd
-    // and bwd_weights, src for bwd_data), as wide as they fill, at most max_nv vectors.
+    // and bwd_weights, src for bwd_data), as wide as they fill, at most a block's vectors
+    // (direct_block_nv: the gather's; bwd_weights' blocks are max_nv vectors).
     const conv_problem &p = pl.p;
     const dim_t n = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
-    const int nv = int(std::clamp<dim_t>((n + pl.vlen - 1) / pl.vlen, 1, pl.max_nv));
+    const int blk = p.dir == conv_direction::bwd_weights ? pl.max_nv : direct_block_nv(pl, n);
+    const int nv = int(std::clamp<dim_t>((n + pl.vlen - 1) / pl.vlen, 1, blk));
     std::string s = "tile=" + std::to_string(pl.max_m[nv]) + "x" + std::to_string(nv * pl.vlen);
     if (pl.p.dir == conv_direction::bwd_weights)
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk) +

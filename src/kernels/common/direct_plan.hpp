@@ -80,6 +80,21 @@ inline constexpr int gather_tiles_per_unit = 8;
 // 64 or 128 channels) gained less in a first comparison (1.14x against 1.22x).
 inline constexpr int direct_max_nv(int nregs) { return nregs >= 32 ? 4 : 2; }
 
+/// Vectors per channel block of a gather whose C side has `c_chan` channels per group: the
+/// plan's max_nv, except that C sides of 3 vectors with 16 registers (AVX2's 17-24 channels)
+/// are one block of 3, a 4 x 3 tile: blocks of 2 and 1 read every A row twice, and the 1-vector
+/// block spends a broadcast on each FMA, on lanes partly empty (FCN's 21 classes on 6 x 2 and
+/// 6 x 1 tiles: the second took 45% of the microkernels' time for 24% of the products). Zen 3,
+/// 2 threads, medians of 3-4 alternated rounds: FCN's x8 data gradient 1.22-1.32x, x2 forward
+/// 1.14-1.16x and data gradient 1.02-1.15x; x8 forward 0.97-1.08x, within this host's noise.
+inline int direct_block_nv(int max_nv, int vlen, dim_t c_chan) {
+    const dim_t nv = (c_chan + vlen - 1) / vlen;
+    return max_nv == 2 && nv == 3 ? 3 : max_nv;
+}
+inline int direct_block_nv(const direct_plan &pl, dim_t c_chan) {
+    return direct_block_nv(pl.max_nv, pl.vlen, c_chan);
+}
+
 /// Fills the plan for an ISA with `vlen` floats per vector and `nregs` vector registers, for
 /// caches of the given sizes (by default this machine's).
 /// Few input channels (the first layer of a network: 3): the forward direct kernel makes the

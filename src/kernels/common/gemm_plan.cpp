@@ -241,7 +241,9 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
                bwd_w = p.dir == conv_direction::bwd_weights;
     const dim_t lanes = bwd_d ? p.icg : p.ocg;
     const dim_t nvec = div_up(lanes, vlen);
-    const int nv = int(std::min<dim_t>(direct_max_nv(nregs), nvec));  // the plan's tile
+    const int blk =
+        bwd_w ? direct_max_nv(nregs) : direct_block_nv(direct_max_nv(nregs), vlen, lanes);
+    const int nv = int(std::min<dim_t>(blk, nvec));  // the plan's tile
     const double lane_use = double(lanes) / double(nvec * vlen);
     const dim_t rows = bwd_w ? p.icg : bwd_d ? p.mb * p.isp() : p.mb * p.osp();
     const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(max_rows(nregs, nv), rows));

@@ -107,7 +107,7 @@ struct gather_tables {
 // plan allows for the block width actually used (16 rows of one vector for 16 channels, not
 // the 6 rows of a 4-vector tile, which leave the FMA pipes waiting on 6 accumulators).
 static inline int gather_rows(const direct_plan &pl, dim_t c_chan) {
-    return pl.max_m[imax(1, imin(pl.max_nv, div_up(c_chan, W)))];
+    return pl.max_m[imax(1, imin(direct_block_nv(pl, c_chan), div_up(c_chan, W)))];
 }
 
 // How a gather's work is split into items. An item is a unit of register tiles with either
@@ -154,7 +154,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                        dim_t kc, bool stream, const gather_tables<E, CE> &tb) {
     constexpr int P = k_packing<E>;
     const conv_problem &p = j.pl->p;
-    const dim_t blk = j.pl->max_nv;
+    const dim_t blk = direct_block_nv(*j.pl, j.c_chan);
     const int mt = gather_rows(*j.pl, j.c_chan);
     const dim_t T0 = j.ax[0].T, T1 = j.ax[1].T, T2 = j.ax[2].T, Q = p.mb * T0 * T1 * T2;
     const dim_t ntiles = div_up(Q, mt);
@@ -395,7 +395,9 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
     const int mt = gather_rows(pl, jobs[0].c_chan);
-    const dim_t nblocks = div_up(jobs[0].c_chan, pl.max_nv * W);
+    // (Blocks of the same width in gather_run: direct_block_nv.)
+    const dim_t blk = direct_block_nv(pl, jobs[0].c_chan);
+    const dim_t nblocks = div_up(jobs[0].c_chan, blk * W);
     auto units_of = [&](const gather_job<E, CE> &j) {
         return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
     };
@@ -421,7 +423,7 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
         tb.acc = reinterpret_cast<float **>(tb.C + tiles_per_unit * mt);
         tb.nbat = reinterpret_cast<int *>(tb.acc + tiles_per_unit * mt);
         // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
-        const dim_t acc_row = dim_t(pl.max_nv) * W;
+        const dim_t acc_row = blk * W;
         scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
         for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
             tb.acc[r] = acc.p + r * acc_row;
@@ -436,8 +438,7 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
                 // budget (all of K while the whole panel fits its L2 budget).
-                const dim_t row_bytes =
-                    dim_t(j.ntaps) * imin(j.ldn, pl.max_nv * W) * dim_t(sizeof(E));
+                const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, blk * W) * dim_t(sizeof(E));
                 // A multiple of 16 floats, so each chunk reads whole cache lines of A rows.
                 const dim_t K = j.K;
                 const dim_t kc = K * row_bytes <= pl.gather_whole_k
