@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "kernels/common/direct_plan.hpp"
@@ -43,6 +44,25 @@ TEST(Plan, BudgetsFollowTheCacheSizes) {
     EXPECT_LT(z.l2_rows, b.l2_rows);
 }
 
+// Zen 3's caches per core (the machine the plans' figures were measured on).
+const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+
+// A channels-last 2-D problem (d = 1) of one group with dense channels, src and dst extents
+// {h, w}, kernel and stride per axis {h, w} (dilation 1, no padding).
+conv_problem nxc_problem(conv_direction dir, dim_t mb, dim_t icg, dim_t ocg, std::array<dim_t, 2> i,
+                         std::array<dim_t, 2> o, std::array<dim_t, 2> k, std::array<dim_t, 2> s) {
+    conv_problem p{};
+    p.dir = dir;
+    p.mb = mb, p.g = 1, p.icg = icg, p.ocg = ocg;
+    p.nsp = 2;
+    p.i[0] = p.o[0] = p.k[0] = p.s[0] = 1;
+    for (int x = 1; x < 3; ++x)
+        p.i[x] = i[x - 1], p.o[x] = o[x - 1], p.k[x] = k[x - 1], p.s[x] = s[x - 1];
+    for (int x = 0; x < 3; ++x) p.dl[x] = 1;
+    p.src.c = p.dst.c = 1;
+    return p;
+}
+
 TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
     conv_problem p{};
     p.dir = conv_direction::bwd_weights;
@@ -57,7 +77,6 @@ TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
     // Rows too long for more than one or two in the budget still make chunks of at least 256
     // pixels, each microkernel call's share: ResNet-50's 1x1 projection (28 output pixels per
     // row, 114 KB of rows), ResNeXt's 32 groups of 8 channels (28 pixels, 57 KB).
-    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
     conv_problem proj = p;
     proj.icg = 256, proj.ocg = 512, proj.i[2] = 56, proj.o[2] = 28;
     conv_problem rx = p;
@@ -72,14 +91,8 @@ TEST(Plan, DirectPlanBlockingComesFromTheCaches) {
 
 TEST(Plan, OnlyBigF32OutputsInPlaceAreStreamedPastTheCaches) {
     // ResNet-50's 1x1 64 -> 256 forward at batch 16: 51 MB of dst.
-    conv_problem p{};
-    p.dir = conv_direction::fwd;
-    p.mb = 16, p.g = 1, p.icg = 64, p.ocg = 256;
-    p.nsp = 2;
-    p.i[0] = p.o[0] = 1, p.i[1] = p.o[1] = 56, p.i[2] = p.o[2] = 56;
-    for (int x = 0; x < 3; ++x) p.k[x] = p.s[x] = p.dl[x] = 1;
-    p.src.c = p.dst.c = 1;
-    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    const conv_problem p =
+        nxc_problem(conv_direction::fwd, 16, 64, 256, {56, 56}, {56, 56}, {1, 1}, {1, 1});
     const direct_plan pl = make_direct_plan(p, 8, 16, zen3);
     EXPECT_TRUE(pl.stream_output) << describe(pl);
     EXPECT_NE(describe(pl).find("streamed"), std::string::npos);
@@ -98,15 +111,8 @@ TEST(Plan, OnlyBigF32OutputsInPlaceAreStreamedPastTheCaches) {
 // cache lines would reach memory as partial lines (FCN's x8 upsampling: 21 channels at 8-pixel
 // steps of a 520 x 520 image). Whole lines (32 channels), or a stride along h only, still are.
 TEST(Plan, PhasedOutputsOfPartialLinesAreNotStreamed) {
-    conv_problem p{};
-    p.dir = conv_direction::bwd_data;
-    p.mb = 1, p.g = 1, p.icg = 21, p.ocg = 21;
-    p.nsp = 2;
-    p.i[0] = p.o[0] = 1, p.i[1] = p.i[2] = 520, p.o[1] = p.o[2] = 64;
-    p.k[0] = p.s[0] = 1, p.k[1] = p.k[2] = 16, p.s[1] = p.s[2] = 8;
-    for (int x = 0; x < 3; ++x) p.dl[x] = 1;
-    p.src.c = p.dst.c = 1;
-    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    const conv_problem p =
+        nxc_problem(conv_direction::bwd_data, 1, 21, 21, {520, 520}, {64, 64}, {16, 16}, {8, 8});
     EXPECT_FALSE(make_direct_plan(p, 8, 16, zen3).stream_output);
     conv_problem whole = p;
     whole.icg = 32;
@@ -119,14 +125,7 @@ TEST(Plan, PhasedOutputsOfPartialLinesAreNotStreamed) {
 // The gather's channel blocks: the plan's max_nv vectors, but C sides of 3 vectors with 16
 // registers are one block of 3 (a 4 x 3 tile), not blocks of 2 and 1.
 TEST(Plan, ThreeVectorCSidesAreOneBlock) {
-    conv_problem p{};
-    p.dir = conv_direction::fwd;
-    p.mb = 1, p.g = 1, p.icg = 16;
-    p.nsp = 1;
-    p.i[0] = p.o[0] = p.i[1] = p.o[1] = 1, p.i[2] = p.o[2] = 64;
-    for (int x = 0; x < 3; ++x) p.k[x] = p.s[x] = p.dl[x] = 1;
-    p.src.c = p.dst.c = 1;
-    const cache_sizes zen3{32 * 1024, 512 * 1024, "test"};
+    conv_problem p = nxc_problem(conv_direction::fwd, 1, 16, 16, {1, 64}, {1, 64}, {1, 1}, {1, 1});
     for (const dim_t oc : {dim_t(16), dim_t(17), dim_t(21), dim_t(24), dim_t(25), dim_t(40)}) {
         p.ocg = oc;
         const direct_plan avx2 = make_direct_plan(p, 8, 16, zen3);
