@@ -298,7 +298,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                     float *cbase = Pp + (g * ksp + t) * icg * ldn;
                     int table_m = 0;
                     for (dim_t b = 0; b < nblocks; ++b) {
-                        const nblock nb = block_of(ocg, blk, pl.max_nv, b);
+                        const nblock nb = block_of(ocg, blk, b);
                         const int mmax = pl.max_m[nb.nv];
                         a.b_off = al.b_off = nb.c0 * 2;
                         a.tail = al.tail = nb.tail;

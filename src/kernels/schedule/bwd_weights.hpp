@@ -242,7 +242,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // best). Taps along w then share tiles, rows (tap, channel), over the output pixels they all
     // reach; each tap's other pixels follow in tiles of its own. One tap per tile when the
     // weights are split (each tap has its own units) or its channels fill a tile.
-    const dim_t full_rows = pl.max_m[block_of(p.ocg, blk, pl.max_nv, 0).nv];
+    const dim_t full_rows = pl.max_m[block_of(p.ocg, blk, 0).nv];
     const dim_t taps_per_tile =
         pl.weights_split ? 1 : imax(1, imin(full_rows / imax(p.icg, 1), dim_t(max_rows)));
     brgemm_f32_args a{};
@@ -300,7 +300,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                     int table_m = 0;
                     dim_t table_q0 = -1;
                     for (dim_t b = b0; b < b1; ++b) {
-                        const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                        const nblock nb = block_of(p.ocg, blk, b);
                         const int mmax = pl.max_m[nb.nv];
                         a.b_off = nb.c0;
                         a.tail = nb.tail;
@@ -357,7 +357,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             for (dim_t b = units[size_t(2 * (g * ksp + t))];
                  b < units[size_t(2 * (g * ksp + t) + 1)]; ++b) {
                 if (started[size_t((g * ksp + t) * nblocks + b)]) continue;
-                const nblock nb = block_of(p.ocg, blk, pl.max_nv, b);
+                const nblock nb = block_of(p.ocg, blk, b);
                 const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
                 for (dim_t icl = 0; icl < p.icg; ++icl) {
                     if (rounds) {

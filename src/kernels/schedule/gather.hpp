@@ -2,14 +2,14 @@
 // run in one parallel region), one loop nest over the microkernel (kernels/ukernel/) and the
 // packed weights (kernels/pack/). Included inside an ISA namespace after those parts.
 
-// Channel blocking of one group's N channels: blocks of up to max_nv vectors.
+// Channel blocking of one group's N channels: blocks of up to blk vectors (the gather's
+// direct_block_nv, the plan's max_nv elsewhere).
 struct nblock {
     dim_t c0;
     int nv, tail;
 };
-static inline nblock block_of(dim_t N, dim_t blk, int max_nv, dim_t b) {
+static inline nblock block_of(dim_t N, dim_t blk, dim_t b) {
     const dim_t c0 = b * blk * W, n = imin(blk * W, N - c0);
-    (void)max_nv;
     const int nv = int(div_up(n, W));
     return {c0, nv, int(n - (nv - 1) * W)};
 }
@@ -177,7 +177,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     for (dim_t w = s; w < e; ++w) {
         const gather_item it = gather_item_of(w, sp, p.g);
         const dim_t unit = it.unit, g = it.g0;
-        const nblock nb0 = block_of(j.c_chan, blk, j.pl->max_nv, it.block0);
+        const nblock nb0 = block_of(j.c_chan, blk, it.block0);
         const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
         for (dim_t tile = tile0; tile < tile1; ++tile) {
             const dim_t ti = tile - tile0, q0 = tile * mt;
@@ -254,7 +254,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         dim_t c_at = g * j.c_chan + nb0.c0, b_at = (g * j.ksp * K * j.ldn) + nb0.c0 * P;
         for (dim_t gi = it.g0; gi < it.g1; ++gi)
             for (dim_t b = it.block0; b < it.block1; ++b) {
-                const nblock nb = block_of(j.c_chan, blk, j.pl->max_nv, b);
+                const nblock nb = block_of(j.c_chan, blk, b);
                 const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gi * j.ksp * K * j.ldn + nb.c0 * P;
                 if (c_to != c_at) {
                     for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
