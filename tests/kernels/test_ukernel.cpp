@@ -47,7 +47,8 @@ E draw(std::mt19937_64 &rng, bool integers) {
 }
 
 template <typename E, int P>
-uk_problem<E, P> make_problem(std::mt19937_64 &rng, int M, int NV, int W, int tail, bool integers) {
+uk_problem<E, P> make_problem(std::mt19937_64 &rng, int M, int NV, int W, int tail, bool integers,
+                              bool contiguous) {
     uk_problem<E, P> q{};
     q.M = M, q.NV = NV, q.W = W, q.tail = tail;
     q.N = dim_t(NV - 1) * W + tail;
@@ -55,7 +56,9 @@ uk_problem<E, P> make_problem(std::mt19937_64 &rng, int M, int NV, int W, int ta
     // K = 0 included; up to 10 groups: the unrolled k loops (4 at a time) with every remainder.
     q.K = dim_t(rng() % 10) * P + P * (rng() % 4 == 0 ? 0 : 1);
     q.a_off = dim_t(rng() % 3) * P;
-    q.aks = P * dim_t(1 + rng() % 3);
+    // Contiguous k (aks = P) has a loop of its own, and in it full last vectors (tail = W) one
+    // more: both are swept on every tile, not left to the draw.
+    q.aks = contiguous ? P : P * dim_t(2 + rng() % 2);
     q.b_off = dim_t(rng() % 2) * P;
     q.ldb = (q.N + dim_t(rng() % 3)) * P;
     q.init = ukernel_init(int(rng() % 3));
@@ -132,30 +135,31 @@ void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), b
     const int W = s.vlen;
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
         for (int m = 1; m <= ukernel_max_rows; ++m)
-            for (int tail : {1, W / 2 + 1, W}) {
-                if (tail > W) continue;
-                const auto q = make_problem<E, P>(rng, m, nv, W, tail, integers);
-                std::vector<double> c, mag;
-                reference(q, c, mag);
-                const auto got = run(q, fn);
-                for (int r = 0; r < m; ++r) {
-                    for (dim_t n = 0; n < q.N; ++n) {
-                        const double want = c[size_t(r * q.N + n)];
-                        // Exact on integer data; else within the f32 rounding of each step.
-                        const double tol = integers ? 0.0
-                                                    : 2.0 * (double(q.K) * q.nbatch + 2) * 0x1p-24 *
-                                                          mag[size_t(r * q.N + n)];
-                        ASSERT_LE(std::fabs(got[size_t(r)][size_t(n)] - want), tol)
-                            << s.name << " M=" << m << " NV=" << nv << " tail=" << tail
-                            << " K=" << q.K << " nbatch=" << q.nbatch << " init=" << int(q.init)
-                            << " at (" << r << ", " << n << ")";
+            for (int tail : {1, W / 2 + 1, W})
+                for (bool contiguous : {true, false}) {
+                    if (tail > W) continue;
+                    const auto q = make_problem<E, P>(rng, m, nv, W, tail, integers, contiguous);
+                    std::vector<double> c, mag;
+                    reference(q, c, mag);
+                    const auto got = run(q, fn);
+                    for (int r = 0; r < m; ++r) {
+                        for (dim_t n = 0; n < q.N; ++n) {
+                            const double want = c[size_t(r * q.N + n)];
+                            // Exact on integer data; else within the f32 rounding of each step.
+                            const double tol = integers ? 0.0
+                                                        : 2.0 * (double(q.K) * q.nbatch + 2) *
+                                                              0x1p-24 * mag[size_t(r * q.N + n)];
+                            ASSERT_LE(std::fabs(got[size_t(r)][size_t(n)] - want), tol)
+                                << s.name << " M=" << m << " NV=" << nv << " tail=" << tail
+                                << " K=" << q.K << " aks=" << q.aks << " nbatch=" << q.nbatch
+                                << " init=" << int(q.init) << " at (" << r << ", " << n << ")";
+                        }
+                        // Lanes past N are not written.
+                        for (dim_t n = q.N; n < q.N + W; ++n)
+                            ASSERT_EQ(got[size_t(r)][size_t(n)], q.C[size_t(r)][size_t(n)])
+                                << s.name << " wrote lane " << n << " past N=" << q.N;
                     }
-                    // Lanes past N are not written.
-                    for (dim_t n = q.N; n < q.N + W; ++n)
-                        ASSERT_EQ(got[size_t(r)][size_t(n)], q.C[size_t(r)][size_t(n)])
-                            << s.name << " wrote lane " << n << " past N=" << q.N;
                 }
-            }
 }
 
 TEST(Ukernel, F32MatchesDoubleReferenceOnEveryTableEntry) {

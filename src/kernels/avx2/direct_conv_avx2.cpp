@@ -37,6 +37,11 @@ struct vt {
     static inline V load_mask(const float *p, mask_t m) { return _mm256_maskload_ps(p, m); }
     static inline V bcast(const float *p) { return _mm256_broadcast_ss(p); }
     static inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    // c + a * b into c's own register (the microkernel's accumulators).
+    static inline V fma_acc(V a, V b, V c) {
+        asm("vfmadd231ps %2, %1, %0" : "+x"(c) : "x"(a), "xm"(b));
+        return c;
+    }
     // base[idx[l]] for each lane l.
     static inline V gather(const float *base, const int32_t *idx) {
         return _mm256_i32gather_ps(base, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(idx)), 4);
