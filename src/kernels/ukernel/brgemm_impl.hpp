@@ -19,7 +19,9 @@ static inline typename vt::V ukernel_load_b(const float *p, typename vt::mask_t 
 // accumulators then move between registers and spill. AVX2's 4 x 3 tile (GCC 12): 14 stack
 // accesses and 16 register moves per 48 FMAs, 4 and 4 with it.
 template <typename T>
-concept vector_traits_with_fma_acc = requires(typename T::V v) { T::fma_acc(v, v, v); };
+concept vector_traits_with_fma_acc = requires(typename T::V v) {
+    T::fma_acc(v, v, v);
+};
 template <typename V, typename T = vt>
 __attribute__((always_inline)) inline V ukernel_fma(V a, V b, V acc) {
     if constexpr (vector_traits_with_fma_acc<T>)
