@@ -140,7 +140,9 @@ cpu_features features_of(cpu_isa isa) {
         case cpu_isa::avx512: return avx512;
         case cpu_isa::avx512_bf16: return avx512 | cpu_features{f::avx512_bf16};
         case cpu_isa::avx512_fp16: return avx512 | cpu_features{f::avx512_fp16};
-        case cpu_isa::amx: return avx512 | cpu_features{f::amx_tile, f::amx_bf16};
+        // (AVX512_BF16 too: the AMX unit rounds its results with VCVTNE2PS2BF16. Every AMX-BF16
+        // CPU has it.)
+        case cpu_isa::amx: return avx512 | cpu_features{f::avx512_bf16, f::amx_tile, f::amx_bf16};
     }
     return {};
 }

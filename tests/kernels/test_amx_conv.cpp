@@ -348,6 +348,45 @@ TEST(AmxConv, InfiniteDiffDstReachesOnlyTheTapsThatReadIt) {
         }
 }
 
+// The outputs of fwd and bwd_data are rounded to their type between the next call's tile steps,
+// natively by VCVTNE2PS2BF16 where it is exact: it reads denormals as zero, and a denormal sum
+// (a bias that is one, added to products that are zero) must round as the reference rounds it,
+// not flush. 32 channels (the dense rows) and 20 (the masked ones), every type.
+TEST(AmxConv, DenormalSumsAreRoundedNotFlushed) {
+    int ran = 0;
+    for (const dt_pair &d : dt_pairs)
+        for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+            for (dim_t channels : {dim_t(32), dim_t(20)})
+                for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+                    if (backend == amx_backend::native && !native_usable(dot_of(d.math))) continue;
+                    conv_case c;
+                    c.dir = dir, c.dt = d.dt, c.math = d.math, c.bias = true;
+                    c.mb = 1, c.icg = c.ocg = channels, c.i[1] = 3, c.i[2] = 40;
+                    c.k[1] = c.k[2] = 3, c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
+                    const conv_problem p = make_problem(c);
+                    std::mt19937_64 rng(13);
+                    inputs in = make_inputs(p, rng, true);
+                    buffer &data = dir == conv_direction::fwd ? in.src : in.dst;
+                    for (dim_t x = 0; x < data.count(); ++x) data.set(x, 0.f);
+                    // Denormal in every type: the smallest f16 denormal is 2^-24, bf16's and
+                    // f32's far below; each times a small integer stays denormal.
+                    const float tiny =
+                        d.dt == data_type::f16 ? std::ldexp(1.f, -24) : std::ldexp(1.f, -133);
+                    for (dim_t x = 0; x < in.bias.count(); ++x)
+                        in.bias.set(x, tiny * float(1 + x % 5));
+                    const auto k = make_conv_kernel(p, backend);
+                    const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+                    int nonzero = 0;
+                    for (dim_t o : output_offsets(p)) {
+                        ASSERT_EQ(got.get(o), want.get(o)) << describe(c) << " at " << o;
+                        nonzero += want.get(o) != 0.f;
+                    }
+                    ASSERT_GT(nonzero, 0) << describe(c) << ": the outputs are the denormal bias";
+                    ++ran;
+                }
+    std::printf("[ amx conv ] denormal sums: %d cases rounded as the reference\n", ran);
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;

@@ -6,6 +6,7 @@
 #include "kernels/amx/amx_blocking.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_pipeline.hpp"
 #include "kernels/amx/amx_rows.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
@@ -88,32 +89,32 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             pack_tap_weights(p, args.wei, pl.dot, false, gt / ksp, gt % ksp, pl.icp, wpack.data());
     });
 
-    // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps.
+    // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps. Each
+    // call's C is rounded and stored during the next call (amx_pipeline.hpp).
     const int64_t items = p.g * p.mb * p.o[0] * p.o[1] * pl.wruns;
     const int64_t units = pl.blocks_outer ? nblk * items : items;
+    const int64_t nb = ksp / pl.fold;  // batch items: taps, or (kd, kh) when folded
+    const int K = int(pl.fold > 1 ? pl.fold * pl.icp : p.icg);
+    // Rows of A are output pixels s apart; with one output pixel per row the stride may be
+    // anything (2^62: its product with the channels would overflow) and is not used.
+    const int64_t lda = p.o[2] > 1 ? p.s[2] * pl.icp : pl.icp;
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
             int64_t i0, i1;
             balance211(units, nthr, ithr, i0, i1);
             if (i0 >= i1) return;
-            const int64_t nb = ksp / pl.fold;  // batch items: taps, or (kd, kh) when folded
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * nb));
             const uint16_t **A = ptrs.data(), **B = A + nb;
-            float C[ukernel_max_m * ukernel_max_n], tmp[ukernel_max_n];
+            c_pipeline pipe(pl.backend, pl.dot);
             ukernel_args a;
-            a.K = int(pl.fold > 1 ? pl.fold * pl.icp : p.icg);
+            a.K = K;
             a.batch = int(nb);
             a.a_rows_overlap = true;  // a folded window is wider than the step between pixels
             a.A = A;
             a.B = B;
-            // Rows of A are output pixels s apart; with one output pixel per row the stride may
-            // be anything (2^62: its product with the channels would overflow) and is not used.
-            a.lda = p.o[2] > 1 ? p.s[2] * pl.icp : pl.icp;
+            a.lda = lda;
             a.ldb = ldb;
-            a.C = C;
-            a.ldc = ukernel_max_n;
-            a.accumulate = false;
             for (int64_t unit = i0; unit < i1; ++unit) {
                 const int64_t item = pl.blocks_outer ? unit % items : unit;
                 const int64_t blk0 = pl.blocks_outer ? unit / items : 0,
@@ -129,28 +130,34 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                 const int64_t ow0 = run * ukernel_max_m;
                 a.M = int(std::min<int64_t>(ukernel_max_m, p.o[2] - ow0));
                 const uint16_t *img = xsrc.data() + (g * p.mb + n) * image;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const int64_t t = b * pl.fold;
+                    const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
+                                  kw = t % p.k[2];
+                    A[b] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
+                           (oh * p.s[1] + kh * p.dl[1]) * row +
+                           (ow0 * p.s[2] + kw * p.dl[2]) * pl.icp;
+                }
                 for (int64_t oc0 = blk0 * ukernel_max_n; oc0 < blk1 * ukernel_max_n && oc0 < p.ocg;
                      oc0 += ukernel_max_n) {
                     a.N = int(std::min<int64_t>(ukernel_max_n, p.ocg - oc0));
-                    for (int64_t b = 0; b < nb; ++b) {
-                        const int64_t t = b * pl.fold;
-                        const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
-                                      kw = t % p.k[2];
-                        A[b] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
-                               (oh * p.s[1] + kh * p.dl[1]) * row +
-                               (ow0 * p.s[2] + kw * p.dl[2]) * pl.icp;
-                        B[b] = wpack.data() + ((g * nblk + oc0 / ukernel_max_n) * ksp + t) * tap_b;
-                    }
-                    ukernel(pl.backend, pl.dot, a);
+                    for (int64_t b = 0; b < nb; ++b)
+                        B[b] = wpack.data() +
+                               ((g * nblk + oc0 / ukernel_max_n) * ksp + b * pl.fold) * tap_b;
                     const int64_t oc = g * p.ocg + oc0;
-                    for (int m = 0; m < a.M; ++m) {
-                        const int64_t base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
-                                             (ow0 + m) * p.dst.sp[2] + oc * p.dst.c;
-                        io.store_out(p.dt, args.out, base, p.dst.c, C + m * ukernel_max_n,
-                                     p.with_bias ? bias.data() + oc : nullptr, a.N, tmp);
-                    }
+                    c_rows to;  // dst pixels ow0 + m, channels [oc, oc + N)
+                    to.cols = a.N;
+                    to.bias = p.with_bias ? bias.data() + oc : nullptr;
+                    to.dt = p.dt;
+                    to.out = args.out;
+                    to.base = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] +
+                              ow0 * p.dst.sp[2] + oc * p.dst.c;
+                    to.row_stride = p.dst.sp[2];
+                    to.col_stride = p.dst.c;
+                    pipe.run(a, to);
                 }
             }
+            pipe.flush();
         },
         thread_tile_hooks(pl.backend));
 }

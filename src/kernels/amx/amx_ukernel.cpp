@@ -8,6 +8,7 @@
 
 #include "convgrad/types.hpp"
 #include "dispatch/cpu_features.hpp"
+#include "kernels/amx/amx_elements.hpp"
 #include "kernels/amx/amx_emulation.hpp"
 #include "kernels/amx/amx_ukernel_impl.hpp"
 #include "kernels/amx/amx_ukernel_native.hpp"
@@ -17,7 +18,8 @@ namespace {
 
 template <amx_dot Dot>
 struct emulated_tiles {
-    static void configure(const tile_config &cfg) {
+    static void configure(int M, int N, int pairs) {
+        const tile_config cfg = ukernel_config_impl(M, N, pairs);
         if (!(emu::current_config() == cfg)) emu::ldtilecfg(cfg);
     }
     template <int T>
@@ -39,6 +41,12 @@ struct emulated_tiles {
         else
             emu::tdpfp16ps(C, A, B);
     }
+    static void finish_row(const c_rows &r, const float *c, int64_t at) {
+        finish_row_portable(r, c, at);
+    }
+    static constexpr bool dense_finish = false;
+    template <finish_kind K>
+    static void finish_dense(const float *, char *, const float *) {}
 };
 
 [[noreturn]] void bad_args(const std::string &what) {
@@ -69,6 +77,11 @@ void check_args(const ukernel_args &p) {
 
 }  // namespace
 
+void finish_row_portable(const c_rows &r, const float *c, int64_t at) {
+    for (int n = 0; n < r.cols; ++n)
+        store_element(r.dt, r.out, at + n * r.col_stride, r.bias ? c[n] + r.bias[n] : c[n]);
+}
+
 const char *to_string(amx_dot d) {
     return d == amx_dot::bf16 ? "bf16" : "f16";
 }
@@ -97,6 +110,9 @@ const char *native_unusable_reason(amx_dot dot) {
         return "CONVGRAD_MAX_ISA caps AMX";
     }
     if (dot == amx_dot::bf16 && !have.has(cpu_feature::amx_bf16)) return "the CPU lacks AMX-BF16";
+    // The native unit also rounds its results with AVX-512 (and AVX512_BF16) instructions.
+    if (!have.contains(features_of(cpu_isa::avx512_bf16)))
+        return "the CPU (or CONVGRAD_MAX_ISA) lacks the AVX-512 features the AMX kernels use";
     if (dot == amx_dot::f16 && !have.has(cpu_feature::amx_fp16)) return "the CPU lacks AMX-FP16";
     return "";
 }
@@ -108,8 +124,8 @@ bool native_usable(amx_dot dot) {
 void ukernel(amx_backend backend, amx_dot dot, const ukernel_args &args) {
     check_args(args);
     if (backend == amx_backend::emulated) {
-        if (dot == amx_dot::bf16) return ukernel_body<emulated_tiles<amx_dot::bf16>>(args).run();
-        return ukernel_body<emulated_tiles<amx_dot::f16>>(args).run();
+        if (dot == amx_dot::bf16) return ukernel_run<emulated_tiles<amx_dot::bf16>>(args);
+        return ukernel_run<emulated_tiles<amx_dot::f16>>(args);
     }
     if (!native_usable(dot))
         throw error(status::unimplemented, std::string("AMX microkernel: native ") +

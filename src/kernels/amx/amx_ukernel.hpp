@@ -26,6 +26,7 @@
 
 #include <cstdint>
 
+#include "convgrad/types.hpp"
 #include "kernels/amx/amx_tile_config.hpp"
 #include "threading/parallel.hpp"
 
@@ -39,6 +40,33 @@ const char *to_string(amx_backend b);
 inline constexpr int ukernel_max_m = 32, ukernel_max_n = 32;
 inline constexpr int k_step = 32;  // elements of K per tile step
 
+/// Rows of an f32 C block to finish: row m, column n (m < rows, n < cols <= 32), plus bias[n]
+/// when bias is set, rounded once to dt and stored at element
+/// base + m * row_stride + n * col_stride of out.
+struct c_rows {
+    const float *C = nullptr;
+    int64_t ldc = 0;
+    int rows = 0, cols = 0;
+    const float *bias = nullptr;
+    data_type dt = data_type::f32;
+    void *out = nullptr;
+    int64_t base = 0, row_stride = 0, col_stride = 1;
+};
+
+/// Work a call does between its tile steps, so that it runs while the tiles multiply: the
+/// previous call's C rows, rounded and stored (amx_pipeline.hpp).
+struct side_work {
+    c_rows finish;
+};
+
+/// The row of r.cols values at c, finished in portable code into offset `at` of r.out (the
+/// emulated backend's, and the native one's for strided columns).
+void finish_row_portable(const c_rows &r, const float *c, int64_t at);
+/// Row m of r, finished so.
+inline void finish_row_portable(const c_rows &r, int m) {
+    finish_row_portable(r, r.C + m * r.ldc, r.base + m * r.row_stride);
+}
+
 struct ukernel_args {
     int M = 0, N = 0, K = 0;             // 1 <= M, N <= 32; K >= 1
     int batch = 1;                       // number of (A_b, B_b) pairs summed
@@ -48,10 +76,12 @@ struct ukernel_args {
     /// Rows of A may overlap (1 <= lda < Kp): A is only read, so row m + 1 may start inside
     /// row m (the forward kernel's rows are windows of one padded src line, s pixels apart).
     bool a_rows_overlap = false;
-    int64_t ldb = 0;                     // elements between pair rows of B; >= 2 * N
+    int64_t ldb = 0;  // elements between pair rows of B; >= 2 * N
     float *C = nullptr;
     int64_t ldc = 0;  // elements between rows of C; >= N
     bool accumulate = false;
+    /// Optional: done between the tile steps (it does not change C).
+    const side_work *side = nullptr;
 };
 
 /// K rounded up to even: the K extent of packed A and B.
