@@ -6,6 +6,7 @@
 #include "kernels/amx/amx_blocking.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"  // amx_dot_of
 #include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_pipeline.hpp"
 #include "kernels/amx/amx_rows.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
@@ -107,16 +108,13 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
             scratch_buffer<int64_t> taps{size_t(ksp)};
             const uint16_t **A = ptrs.data(), **B = A + ksp;
-            float C[ukernel_max_m * ukernel_max_n], tmp[ukernel_max_n];
+            c_pipeline pipe(pl.backend, pl.dot);
             ukernel_args a;
             a.K = int(p.ocg);
             a.A = A;
             a.B = B;
             a.lda = pl.ocp;
             a.ldb = ldb;
-            a.C = C;
-            a.ldc = ukernel_max_n;
-            a.accumulate = false;
             for (int64_t unit = i0; unit < i1; ++unit) {
                 const int64_t item = pl.blocks_outer ? unit % items : unit;
                 const int64_t blk0 = pl.blocks_outer ? unit / items : 0,
@@ -155,26 +153,27 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 for (int64_t ic0 = blk0 * ukernel_max_n; ic0 < blk1 * ukernel_max_n && ic0 < p.icg;
                      ic0 += ukernel_max_n) {
                     a.N = int(std::min<int64_t>(ukernel_max_n, p.icg - ic0));
-                    if (nb > 0) {
-                        for (int b = 0; b < nb; ++b)
-                            B[b] =
-                                wpack.data() +
-                                ((g * nblk + ic0 / ukernel_max_n) * ksp + taps[size_t(b)]) * tap_b;
-                        ukernel(pl.backend, pl.dot, a);
-                    }
-                    if (nb == 0)  // no tap reaches these pixels: zeros (plus the bias)
-                        for (int m = 0; m < a.M; ++m)
-                            std::fill(C + m * ukernel_max_n, C + m * ukernel_max_n + a.N, 0.f);
                     const int64_t ic = g * p.icg + ic0;
-                    for (int m = 0; m < a.M; ++m) {
-                        const int64_t iw = phase + p.s[2] * (t0 + m);
-                        const int64_t base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
-                                             iw * p.src.sp[2] + ic * p.src.c;
-                        io.store_out(p.dt, args.out, base, p.src.c, C + m * ukernel_max_n,
-                                     p.with_bias ? bias.data() + ic : nullptr, a.N, tmp);
+                    c_rows to;  // src pixels phase + s * (t0 + m), channels [ic, ic + N)
+                    to.cols = a.N;
+                    to.bias = p.with_bias ? bias.data() + ic : nullptr;
+                    to.dt = p.dt;
+                    to.out = args.out;
+                    to.base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
+                              (phase + p.s[2] * t0) * p.src.sp[2] + ic * p.src.c;
+                    to.row_stride = p.s[2] * p.src.sp[2];
+                    to.col_stride = p.src.c;
+                    if (nb == 0) {  // no tap reaches these pixels: zeros (plus the bias)
+                        pipe.zeros(a.M, to);
+                        continue;
                     }
+                    for (int b = 0; b < nb; ++b)
+                        B[b] = wpack.data() +
+                               ((g * nblk + ic0 / ukernel_max_n) * ksp + taps[size_t(b)]) * tap_b;
+                    pipe.run(a, to);
                 }
             }
+            pipe.flush();
         },
         thread_tile_hooks(pl.backend));
 }

@@ -32,19 +32,20 @@ class c_pipeline {
         push(a.M, to);
     }
 
-    /// A block that no product reaches: `rows` rows of zeros, finished as a call's.
+    /// A block that no product reaches: `rows` rows of zeros (plus the bias), stored now.
     void zeros(int rows, const c_rows &to) {
-        flush();
-        for (int m = 0; m < rows; ++m)
-            std::fill(c_[cur_] + m * ukernel_max_n, c_[cur_] + m * ukernel_max_n + to.cols, 0.f);
-        push(rows, to);
+        static constexpr float zero_row[ukernel_max_n] = {};
+        c_rows r = to;
+        r.C = zero_row;
+        r.ldc = 0;
+        r.rows = rows;
+        finish_rows(backend_, r);
     }
 
     /// Finishes the last call's rows.
     void flush() {
         if (!pending_) return;
-        const c_rows &r = rows_[cur_ ^ 1];
-        for (int m = 0; m < r.rows; ++m) finish_row_portable(r, m);
+        finish_rows(backend_, rows_[cur_ ^ 1]);
         pending_ = false;
     }
 

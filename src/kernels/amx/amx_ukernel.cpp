@@ -82,6 +82,12 @@ void finish_row_portable(const c_rows &r, const float *c, int64_t at) {
         store_element(r.dt, r.out, at + n * r.col_stride, r.bias ? c[n] + r.bias[n] : c[n]);
 }
 
+void finish_rows(amx_backend backend, const c_rows &r) {
+    if (backend == amx_backend::native && native_usable(amx_dot::bf16))
+        return native::finish_rows(r);
+    for (int m = 0; m < r.rows; ++m) finish_row_portable(r, m);
+}
+
 const char *to_string(amx_dot d) {
     return d == amx_dot::bf16 ? "bf16" : "f16";
 }

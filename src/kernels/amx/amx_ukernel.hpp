@@ -62,6 +62,9 @@ struct side_work {
 /// The row of r.cols values at c, finished in portable code into offset `at` of r.out (the
 /// emulated backend's, and the native one's for strided columns).
 void finish_row_portable(const c_rows &r, const float *c, int64_t at);
+/// All rows of r, finished by the backend's code (the native one's vector conversions), outside
+/// any call: a pipeline's last rows, and blocks no product reaches.
+void finish_rows(amx_backend backend, const c_rows &r);
 /// Row m of r, finished so.
 inline void finish_row_portable(const c_rows &r, int m) {
     finish_row_portable(r, r.C + m * r.ldc, r.base + m * r.row_stride);

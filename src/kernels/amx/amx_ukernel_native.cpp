@@ -229,6 +229,15 @@ void load_full_config() {
 #endif
 }
 
+void finish_rows(const c_rows &r) {
+#if defined(CONVGRAD_AMX_NATIVE_BF16)
+    for (int m = 0; m < r.rows; ++m)
+        native_tiles<amx_dot::bf16>::finish_row(r, r.C + m * r.ldc, r.base + m * r.row_stride);
+#else
+    for (int m = 0; m < r.rows; ++m) finish_row_portable(r, m);
+#endif
+}
+
 void release() {
 #if defined(CONVGRAD_AMX_NATIVE_BF16)
     loaded_trusted = false;

@@ -10,5 +10,6 @@ bool built(amx_dot dot);
 void run(amx_dot dot, const ukernel_args &args);
 void load_full_config();
 void release();
+void finish_rows(const c_rows &r);
 
 }  // namespace convgrad::detail::amx::native
