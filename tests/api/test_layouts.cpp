@@ -182,7 +182,7 @@ V run_variant(op_kind k, const base_problem &p, const variant &v, const std::vec
     tensor_buffer out(cp.outputs()[0]);
     // Poison the whole buffer, the gaps of padded layouts too: they must stay untouched.
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x5a));
-    const std::vector<uint8_t> before = out.bytes;
+    const auto before = out.bytes;
     std::vector<tensor> in_t;
     for (auto &b : ins) in_t.push_back(b.as_tensor());
     cp.execute(in_t, {out.as_tensor()});

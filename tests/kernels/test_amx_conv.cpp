@@ -20,6 +20,7 @@
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"
 #include "kernels/amx/amx_conv_kernels.hpp"
+#include "kernels/amx/amx_fwd.hpp"
 #include "ref/ref_conv.hpp"
 #include "util/conv_case.hpp"
 
@@ -263,7 +264,7 @@ TEST(AmxConv, BitIdenticalForOneAndTwoThreads) {
             ASSERT_GT(p.macs(), 1e6) << "big enough to be split over threads";
             std::mt19937_64 rng(3);
             const inputs in = make_inputs(p, rng, false);
-            std::vector<std::vector<uint8_t>> results;
+            std::vector<testing::aligned_bytes> results;
             for (int nthr : {1, 2, 2, 1}) {
                 omp_set_num_threads(nthr);
                 const auto k = make_conv_kernel(p, amx_backend::emulated, c.chunk);
@@ -385,6 +386,49 @@ TEST(AmxConv, DenormalSumsAreRoundedNotFlushed) {
                     ++ran;
                 }
     std::printf("[ amx conv ] denormal sums: %d cases rounded as the reference\n", ran);
+}
+
+// The forward kernel reads src in place (no padded copy) when nothing needs padding and src has
+// the tiles' type, an even channel count per group and 64-byte aligned rows; else it copies.
+// Both ways give the reference's result: 1x1 strided (ResNet's projection), folded w taps, a
+// group offset of 32 channels, NCX (never in place); the same src at a 16-byte offset copies.
+TEST(AmxConv, ForwardReadsAlignedSourceInPlaceElseCopies) {
+    int in_place = 0, copied = 0;
+    for (const dt_pair &d : dt_pairs)
+        for (int j = 0; j < 4; ++j)
+            for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+                if (backend == amx_backend::native && !native_usable(dot_of(d.math))) continue;
+                conv_case c;
+                c.dir = conv_direction::fwd, c.dt = d.dt, c.math = d.math, c.bias = j % 2;
+                c.mb = 2, c.icg = j == 2 ? 32 : 64, c.ocg = 40, c.g = j == 2 ? 2 : 1;
+                c.i[1] = 6, c.i[2] = 37;
+                if (j == 1) c.k[2] = 3;                  // folded taps
+                if (j != 1) c.s[1] = c.s[2] = 2;         // ResNet's strided 1x1
+                c.ncx = j == 3;
+                const conv_problem p = make_problem(c);
+                const fwd_plan pl = plan_fwd(p, backend);
+                ASSERT_EQ(pl.in_place, d.dt == d.math && j != 3) << describe(c);
+                std::mt19937_64 rng(21 + j);
+                const inputs in = make_inputs(p, rng, true);
+                const buffer want = run(p, in, nullptr);
+                const auto k = make_conv_kernel(p, backend);
+                for (size_t shift : {size_t(0), size_t(16)}) {
+                    testing::aligned_bytes src(in.src.bytes.size() + 64);
+                    std::memcpy(src.data() + shift, in.src.bytes.data(), in.src.bytes.size());
+                    buffer out(p.dt, want.count());
+                    conv_args a;
+                    a.src = src.data() + shift;
+                    a.wei = in.wei.bytes.data();
+                    a.bias = in.bias.bytes.data();
+                    a.out = out.bytes.data();
+                    k->execute(a);
+                    for (dim_t o : output_offsets(p))
+                        ASSERT_EQ(out.get(o), want.get(o)) << describe(c) << " shift " << shift;
+                    (pl.in_place && shift == 0 ? in_place : copied)++;
+                }
+            }
+    std::printf("[ amx conv ] fwd: %d runs read src in place, %d copied it\n", in_place, copied);
+    ASSERT_GT(in_place, 0);
 }
 
 TEST(AmxConv, DeclinesWithReasons) {

@@ -63,7 +63,7 @@ op make_op(const bwd_w_case &c) {
     return o;
 }
 
-std::vector<uint8_t> run_once(const detail::impl_desc &impl, const detail::resolved_op &r,
+testing::aligned_bytes run_once(const detail::impl_desc &impl, const detail::resolved_op &r,
                               std::vector<tensor_buffer> &in) {
     tensor_buffer out(r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
@@ -95,9 +95,9 @@ TEST(Determinism, BwdWeightsBitIdenticalPerThreadCount) {
             if (!detail::isa_available(impl.isa) || !impl.why_not(r.prob).empty()) continue;
             for (int nthr : {1, 2}) {
                 omp_set_num_threads(nthr);  // kernels fix their split when created
-                const std::vector<uint8_t> first = run_once(impl, r, in);
+                const testing::aligned_bytes first = run_once(impl, r, in);
                 for (int rep = 0; rep < 3; ++rep) {
-                    const std::vector<uint8_t> again = run_once(impl, r, in);
+                    const testing::aligned_bytes again = run_once(impl, r, in);
                     EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size()), 0)
                         << impl.name << " on " << c.what << " at " << nthr << " threads, repetition " << rep;
                 }

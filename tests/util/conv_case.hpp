@@ -11,6 +11,7 @@
 #include "core/float_convert.hpp"
 #include "kernels/inventory.hpp"
 #include "ref/ref_conv.hpp"
+#include "util/aligned_bytes.hpp"
 
 namespace convgrad::detail::testcase {
 
@@ -121,7 +122,7 @@ inline dim_t weights_extent(const conv_problem &p) {
 // A tensor of type dt as bytes, with accessors in float.
 struct buffer {
     data_type dt;
-    std::vector<uint8_t> bytes;
+    testing::aligned_bytes bytes;  // (64-byte aligned)
     buffer(data_type t, dim_t n) : dt(t), bytes(size_t(n) * (t == data_type::f32 ? 4 : 2)) {}
     dim_t count() const { return dim_t(bytes.size() / (dt == data_type::f32 ? 4 : 2)); }
     void set(dim_t i, float v) {

@@ -9,12 +9,13 @@
 #include "convgrad/convgrad.hpp"
 #include "core/float_convert.hpp"
 #include "core/tensor_index.hpp"
+#include "util/aligned_bytes.hpp"
 
 namespace convgrad::testing {
 
 struct tensor_buffer {
     logical_tensor lt;
-    std::vector<uint8_t> bytes;
+    aligned_bytes bytes;  // (64-byte aligned)
 
     tensor_buffer() = default;
     explicit tensor_buffer(const logical_tensor &l) : lt(l), bytes(l.size_bytes() + 64, 0) {}

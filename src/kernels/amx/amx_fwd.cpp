@@ -45,6 +45,12 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
     pl.fold = p.dl[2] == 1 && p.k[2] * pl.icp <= (1 << 20) ? p.k[2] : 1;
     pl.wruns = div_up(p.o[2], ukernel_max_m);
     pl.nthr = threads_for(p.macs());
+    const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+    bool inside = true;
+    for (int x = 0; x < 3; ++x)
+        inside = inside && p.pb[x] == 0 && (p.o[x] - 1) * p.s[x] + (p.k[x] - 1) * p.dl[x] < p.i[x];
+    pl.in_place = p.dt == tile_dt && p.src.c == 1 && p.icg % 2 == 0 && inside &&
+                  (pl.fold == 1 || p.src.sp[2] == p.icg);
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.icp * p.ocg, 2.0 * p.mb * pl.ip[0] * pl.ip[1] * pl.ip[2] * pl.icp,
         p.mb * p.o[0] * p.o[1] * pl.wruns, div_up(p.ocg, ukernel_max_n));
@@ -57,7 +63,9 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.icp / 2 * ldb;
     const int64_t nblk = div_up(p.ocg, ukernel_max_n);
     const int64_t row = pl.ip[2] * pl.icp, plane = pl.ip[1] * row, image = pl.ip[0] * plane;
-    scratch_buffer<uint16_t> xsrc(size_t(p.g * p.mb * image));
+    const bool in_place = pl.in_place && reinterpret_cast<uintptr_t>(args.src) % 64 == 0 &&
+                          (p.src.sp[2] * 2) % 64 == 0 && (p.g == 1 || (p.icg * 2) % 64 == 0);
+    scratch_buffer<uint16_t> xsrc(size_t(in_place ? 0 : p.g * p.mb * image));
     scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.ocg : 0));
     if (p.with_bias) load_elements(p.dt, args.bias, p.bias_stride, p.g * p.ocg, bias.data());
@@ -66,7 +74,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const bool dense_rows = p.g == 1 && pl.icp == p.icg && p.src.c == 1 && p.src.sp[2] == p.icg;
 
     // 1. The padded copy of src (zeros around and in the pad channel) and the VNNI weights.
-    const int64_t rows = p.g * p.mb * pl.ip[0] * pl.ip[1];
+    const int64_t rows = in_place ? 0 : p.g * p.mb * pl.ip[0] * pl.ip[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
         balance211(rows, nthr, ithr, r0, r1);
@@ -95,9 +103,22 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const int64_t units = pl.blocks_outer ? nblk * items : items;
     const int64_t nb = ksp / pl.fold;  // batch items: taps, or (kd, kh) when folded
     const int K = int(pl.fold > 1 ? pl.fold * pl.icp : p.icg);
+    // A: the padded copy, [g][n][d][h][w][icp], or src itself; elements between pixels along
+    // each axis, and the offset of each batch item's tap.
+    const uint16_t *const a_data = in_place ? static_cast<const uint16_t *>(args.src) : xsrc.data();
+    const int64_t a_n = in_place ? p.src.n : image, a_g = in_place ? p.icg : p.mb * image;
+    const int64_t a_sp[3] = {in_place ? p.src.sp[0] : plane, in_place ? p.src.sp[1] : row,
+                             in_place ? p.src.sp[2] : pl.icp};
+    scratch_buffer<int64_t> a_tap{size_t(nb)}, b_tap{size_t(nb)};
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t t = b * pl.fold;
+        const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
+        a_tap[size_t(b)] = kd * p.dl[0] * a_sp[0] + kh * p.dl[1] * a_sp[1] + kw * p.dl[2] * a_sp[2];
+        b_tap[size_t(b)] = t * tap_b;
+    }
     // Rows of A are output pixels s apart; with one output pixel per row the stride may be
     // anything (2^62: its product with the channels would overflow) and is not used.
-    const int64_t lda = p.o[2] > 1 ? p.s[2] * pl.icp : pl.icp;
+    const int64_t lda = p.o[2] > 1 ? p.s[2] * a_sp[2] : pl.icp;
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
@@ -129,21 +150,15 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                 const int64_t n = r % p.mb, g = r / p.mb;
                 const int64_t ow0 = run * ukernel_max_m;
                 a.M = int(std::min<int64_t>(ukernel_max_m, p.o[2] - ow0));
-                const uint16_t *img = xsrc.data() + (g * p.mb + n) * image;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const int64_t t = b * pl.fold;
-                    const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
-                                  kw = t % p.k[2];
-                    A[b] = img + (od * p.s[0] + kd * p.dl[0]) * plane +
-                           (oh * p.s[1] + kh * p.dl[1]) * row +
-                           (ow0 * p.s[2] + kw * p.dl[2]) * pl.icp;
-                }
+                const uint16_t *const a0 = a_data + g * a_g + n * a_n + od * p.s[0] * a_sp[0] +
+                                           oh * p.s[1] * a_sp[1] + ow0 * p.s[2] * a_sp[2];
+                for (int64_t b = 0; b < nb; ++b) A[b] = a0 + a_tap[size_t(b)];
                 for (int64_t oc0 = blk0 * ukernel_max_n; oc0 < blk1 * ukernel_max_n && oc0 < p.ocg;
                      oc0 += ukernel_max_n) {
                     a.N = int(std::min<int64_t>(ukernel_max_n, p.ocg - oc0));
-                    for (int64_t b = 0; b < nb; ++b)
-                        B[b] = wpack.data() +
-                               ((g * nblk + oc0 / ukernel_max_n) * ksp + b * pl.fold) * tap_b;
+                    const uint16_t *const b0 =
+                        wpack.data() + (g * nblk + oc0 / ukernel_max_n) * ksp * tap_b;
+                    for (int64_t b = 0; b < nb; ++b) B[b] = b0 + b_tap[size_t(b)];
                     const int64_t oc = g * p.ocg + oc0;
                     c_rows to;  // dst pixels ow0 + m, channels [oc, oc + N)
                     to.cols = a.N;

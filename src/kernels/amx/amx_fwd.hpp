@@ -24,6 +24,12 @@ struct fwd_plan {
     int64_t wruns = 0;          // runs of up to 32 dst pixels along w
     int64_t fold = 1;           // w taps per K run (k_w when undilated along w, else 1)
     bool blocks_outer = false;  // oc blocks outside the pixel runs (amx_blocking.hpp)
+    /// A may be read from src itself, no copy: src has the tiles' type with contiguous channels,
+    /// an even count per group (a pair never reads past the group), no tap reads padding, and
+    /// folded taps find their channels one pixel after another. Taken when src and its pixel
+    /// stride are also 64-byte aligned (checked per execution: tile rows that straddle cache
+    /// lines load at half speed).
+    bool in_place = false;
     /// Bytes of scratch one execution allocates (the padded copy, the packed weights, the
     /// per-thread pointer lists).
     double scratch_bytes() const;

@@ -27,7 +27,7 @@ class c_pipeline {
         a.ldc = ukernel_max_n;
         a.accumulate = false;
         a.side = &w;
-        ukernel(backend_, dot_, a);
+        ukernel_trusted(backend_, dot_, a);
         a.side = nullptr;
         push(a.M, to);
     }

@@ -96,6 +96,11 @@ inline int64_t padded_k(int64_t K) {
 /// (unimplemented) for the native backend when it is not built or not usable here.
 void ukernel(amx_backend backend, amx_dot dot, const ukernel_args &args);
 
+/// The same without the checks on the native backend, for the schedules, whose plans checked
+/// the backend and whose calls are within the contract by construction (the emulated backend,
+/// which their tests run, still checks every call): at K = 64 a call is 8 tile products.
+void ukernel_trusted(amx_backend backend, amx_dot dot, const ukernel_args &args);
+
 /// The native kernel for `dot` was compiled (the compiler knows the instructions).
 bool native_built(amx_dot dot);
 /// ... and this CPU has them and the OS granted tile data (within CONVGRAD_MAX_ISA).
