@@ -7,7 +7,9 @@
 
 #include "convgrad/types.hpp"
 #include "core/float_convert.hpp"
+#include "dispatch/cpu_features.hpp"
 #include "kernels/amx/amx_pack.hpp"
+#include "kernels/amx/amx_pair_ops.hpp"
 
 namespace convgrad::detail::amx {
 namespace {
@@ -108,6 +110,74 @@ TEST(AmxPack, BadInputIsAnError) {
     EXPECT_THROW(pack_b_vnni({data_type::f32, v, 2, 1}, 2, 2, amx_dot::bf16, out, 3),
                  error);  // ldb < 4
     EXPECT_THROW(pack_b_vnni({data_type::f32, v, 2, 1}, 0, 2, amx_dot::bf16, out, 4), error);
+}
+
+}  // namespace
+}  // namespace convgrad::detail::amx
+
+// The pair ops of the backward-weights packers (amx_pair_ops.hpp): the portable ones against
+// their definitions, and the native (AVX-512) ones byte for byte against the portable ones,
+// over every channel count through two vectors plus a tail and every count of pairs in a block.
+namespace convgrad::detail::amx {
+namespace {
+
+TEST(AmxPairOps, NativeAndPortableWriteTheSameBytes) {
+    const pair_ops &portable = pair_ops_for(amx_backend::emulated);
+    // (The native ops only where the CPU, within CONVGRAD_MAX_ISA, runs AVX-512.)
+    const pair_ops *native =
+        isa_available(cpu_isa::avx512_bf16) ? native::vector_pair_ops() : nullptr;
+    std::mt19937 rng(5);
+    std::vector<uint16_t> pixels(2 * max_transposed_pairs * 80);
+    for (uint16_t &v : pixels) v = uint16_t(rng());
+    int compared = 0;
+    for (int64_t n = 1; n <= 80; ++n) {
+        const uint16_t *lo = pixels.data(), *hi = pixels.data() + 80;
+        std::vector<uint16_t> a(2 * n + 8, 0xabcd), b = a;
+        portable.interleave(lo, hi, n, a.data());
+        for (int64_t c = 0; c < n; ++c) {
+            ASSERT_EQ(a[size_t(2 * c)], lo[c]);
+            ASSERT_EQ(a[size_t(2 * c + 1)], hi[c]);
+        }
+        ASSERT_EQ(a[size_t(2 * n)], 0xabcd) << "nothing past 2n written";
+        if (native) {
+            native->interleave(lo, hi, n, b.data());
+            ASSERT_EQ(a, b) << "interleave n = " << n;
+        }
+        for (int pairs = 1; pairs <= max_transposed_pairs; ++pairs) {
+            const uint16_t *px[2 * max_transposed_pairs];
+            for (int j = 0; j < 2 * pairs; ++j) px[j] = pixels.data() + j * 80;
+            const int64_t ld = 2 * max_transposed_pairs + 6;
+            std::vector<uint16_t> ta(size_t(n * ld), 0x1234), tb = ta;
+            portable.transpose_pairs(px, pairs, n, ta.data(), ld);
+            for (int64_t c = 0; c < n; ++c)
+                for (int j = 0; j < pairs; ++j) {
+                    ASSERT_EQ(ta[size_t(c * ld + 2 * j)], px[2 * j][c]);
+                    ASSERT_EQ(ta[size_t(c * ld + 2 * j + 1)], px[2 * j + 1][c]);
+                }
+            if (native) {
+                native->transpose_pairs(px, pairs, n, tb.data(), ld);
+                ASSERT_EQ(ta, tb) << "transpose n = " << n << ", pairs = " << pairs;
+                ++compared;
+            }
+        }
+        std::vector<uint16_t> v(pixels.begin(), pixels.begin() + n);
+        for (uint16_t &x : v) x &= 0x3fff;  // finite in both types
+        for (amx_dot dot : {amx_dot::bf16, amx_dot::f16}) {
+            const uint16_t inf = dot == amx_dot::bf16 ? 0x7f80 : 0x7c00;
+            EXPECT_TRUE(portable.all_finite(v.data(), n, dot));
+            std::vector<uint16_t> w = v;
+            w[size_t(n - 1)] = uint16_t(0x8000 | inf);  // -inf, last
+            EXPECT_FALSE(portable.all_finite(w.data(), n, dot));
+            if (native) {
+                EXPECT_TRUE(native->all_finite(v.data(), n, dot));
+                EXPECT_FALSE(native->all_finite(w.data(), n, dot));
+                w[size_t(n - 1)] = uint16_t(inf + 1);  // a NaN
+                EXPECT_FALSE(native->all_finite(w.data(), n, dot));
+            }
+        }
+    }
+    std::printf("[ amx pair ops ] %d native transposes equal to the portable ones%s\n", compared,
+                native ? "" : " (no native ops built or runnable here: portable only)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_elements.hpp"
+#include "kernels/amx/amx_pair_ops.hpp"
 #include "kernels/amx/amx_rows.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 #include "threading/parallel.hpp"
@@ -65,21 +66,28 @@ struct pixel_walk {
     }
 };
 
-// The staging of every packer here: two pixels' channels in the tiles' type (slots 0 and 1),
-// a pixel of zeros (outside the image, or the pad of an odd count) and the f32 room of their
-// conversion.
+// The staging of every packer here: the channels of up to `slots` pixels in the tiles' type (a
+// transposed block of pixel pairs), a pixel of zeros (outside the image, or the pad of an odd
+// count) and the f32 room of their conversion; and the pair ops of the backend.
 struct pixel_slots {
+    static constexpr int slots = 2 * max_transposed_pairs;
     const conv_problem &p;
     amx_dot to;
     row_io io = row_io::here();
+    const pair_ops &ops;
     int64_t n;  // channels per slot: the larger of icg and ocg
     scratch_buffer<uint16_t> bits;
     scratch_buffer<float> tmp;
-    pixel_slots(const conv_problem &pr, amx_dot dot)
-        : p(pr), to(dot), n(std::max(pr.icg, pr.ocg)), bits(size_t(3 * n)), tmp(size_t(n)) {
-        std::fill(bits.data() + 2 * n, bits.data() + 3 * n, uint16_t(0));
+    pixel_slots(const conv_problem &pr, amx_dot dot, amx_backend backend)
+        : p(pr),
+          to(dot),
+          ops(pair_ops_for(backend)),
+          n(std::max(pr.icg, pr.ocg)),
+          bits(size_t((slots + 1) * n)),
+          tmp(size_t(n)) {
+        std::fill(bits.data() + slots * n, bits.data() + (slots + 1) * n, uint16_t(0));
     }
-    const uint16_t *zeros() const { return bits.data() + 2 * n; }
+    const uint16_t *zeros() const { return bits.data() + slots * n; }
     /// c channels of tensor t at `off` (channel stride cs), read in place or converted into
     /// `slot`.
     const uint16_t *view(const void *t, int64_t off, int64_t cs, int64_t c, int slot) {
@@ -87,32 +95,35 @@ struct pixel_slots {
     }
 };
 
-// Column pair (k, k + 1) of a transposed panel: row c gets (v0[c], v1[c]) as one 32-bit word,
-// c < n (k and ld even: the pair is aligned).
-void put_column_pair(const uint16_t *v0, const uint16_t *v1, int64_t n, uint16_t *col, int64_t ld) {
-    for (int64_t c = 0; c < n; ++c) {
-        const uint32_t pair = uint32_t(v0[c]) | uint32_t(v1[c]) << 16;
-        std::memcpy(col + c * ld, &pair, 4);
+// Pixel pairs into the columns of a transposed panel, a block of max_transposed_pairs pairs at a
+// time: add(v0, v1) queues a pair (views that stay valid until the block is written: slots
+// 2j and 2j + 1 of px), flush() writes the queued pairs.
+class pair_columns {
+  public:
+    pair_columns(const pair_ops &ops, int64_t n, uint16_t *col, int64_t ld)
+        : ops_(ops), n_(n), col_(col), ld_(ld) {}
+    /// The slot of the next pair's first pixel (the second's is one more).
+    int slot() const { return 2 * pairs_; }
+    void add(const uint16_t *v0, const uint16_t *v1) {
+        px_[2 * pairs_] = v0;
+        px_[2 * pairs_ + 1] = v1;
+        if (++pairs_ == max_transposed_pairs) flush();
     }
-}
-
-// A VNNI pair row of two pixels: dst[2c] = lo[c], dst[2c + 1] = hi[c], c < n.
-void interleave(const uint16_t *lo, const uint16_t *hi, int64_t n, uint16_t *dst) {
-    for (int64_t c = 0; c < n; ++c) {
-        dst[2 * c] = lo[c];
-        dst[2 * c + 1] = hi[c];
+    void flush() {
+        if (pairs_ == 0) return;
+        ops_.transpose_pairs(px_, pairs_, n_, col_, ld_);
+        col_ += 2 * pairs_;
+        pairs_ = 0;
     }
-}
 
-// No element is inf or NaN (exponent all ones in the 16-bit type): the condition under which
-// padded pixels may join a tap's sum as zeros, since 0 * x is 0 only for finite x.
-// (As a maximum of the magnitudes, which vectorizes: inf and NaN have the largest.)
-bool all_finite(const uint16_t *v, int64_t n, amx_dot dot) {
-    const int16_t inf = dot == amx_dot::bf16 ? 0x7f80 : 0x7c00;
-    int16_t most = 0;
-    for (int64_t i = 0; i < n; ++i) most = std::max(most, int16_t(v[i] & 0x7fff));
-    return most < inf;
-}
+  private:
+    const pair_ops &ops_;
+    int64_t n_;
+    uint16_t *col_;
+    int64_t ld_;
+    const uint16_t *px_[2 * max_transposed_pairs];
+    int pairs_ = 0;
+};
 
 }  // namespace
 
@@ -202,8 +213,7 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
         const int64_t wl = (p.k[2] - 1) * p.dl[2] + pl.owp + 2;
         pl.np = wl / 2 + 1;
         pl.nicb = div_up(p.icg, ukernel_max_n);
-        pl.rlda = div_up(pl.rchunk * pl.owp, 32) * 32;
-        if ((pl.rlda / 32) % 2 == 0) pl.rlda += 32;
+        pl.rsteps = div_up(pl.owp, k_step);
         pl.rows = pl.rows_scratch_bytes() <= p.scratch_bound(pl.nthr);
     }
     return pl;
@@ -213,7 +223,8 @@ double bwd_weights_plan::rows_scratch_bytes() const {
     const double lines = double(p.g) * p.mb * p.i[0] * p.i[1] * nicb * 2 * np * 64 * 2;
     const double partials = 4.0 * rslices * p.g * p.ksp() * p.icg * p.ocg;
     return lines + partials +
-           nthr * (2.0 * p.ocg * rlda + 16.0 * rchunk + (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg));
+           nthr * (2.0 * p.ocg * rchunk * rsteps * k_step + 16.0 * rchunk +
+                   (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg));
 }
 
 namespace {
@@ -236,7 +247,7 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
             scratch_buffer<uint16_t> b_tap(size_t(pl.lda / 2 * pl.ldb));
             scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
             scratch_buffer<uint8_t> inside(size_t(pl.chunk));
-            pixel_slots px(p, pl.dot);
+            pixel_slots px(p, pl.dot, pl.backend);
             int64_t *soff = offs.data(), *keep = soff + pl.chunk;
             const uint16_t *Ap = nullptr, *Bp = nullptr;
             ukernel_args a;
@@ -254,23 +265,26 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                 balance211(pl.nchunks, int(pl.slices), int(slice), c0, c1);
                 for (int64_t c = c0; c < c1; ++c) {
                     const int64_t q0 = c * pl.chunk, K = std::min(q0 + pl.chunk, pl.npix) - q0;
-                    // 1. diff_dst^T, two pixels (one 32-bit pair) at a time.
+                    // 1. diff_dst^T, two pixels (one 32-bit pair) per column pair.
                     bool finite = true;
                     {
                         pixel_walk w(p, q0);
+                        pair_columns cols(px.ops, p.ocg, a_full.data(), pl.lda);
                         for (int64_t k = 0; k < K; k += 2) {
+                            const int s = cols.slot();
                             const uint16_t *v0 =
-                                px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
+                                px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, s);
                             const uint16_t *v1 = px.zeros();  // the pad pixel of an odd count
                             w.next();
                             if (k + 1 < K) {
-                                v1 = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 1);
+                                v1 = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, s + 1);
                                 w.next();
                             }
-                            finite = finite && all_finite(v0, p.ocg, pl.dot) &&
-                                     all_finite(v1, p.ocg, pl.dot);
-                            put_column_pair(v0, v1, p.ocg, a_full.data() + k, pl.lda);
+                            finite = finite && px.ops.all_finite(v0, p.ocg, pl.dot) &&
+                                     px.ops.all_finite(v1, p.ocg, pl.dot);
+                            cols.add(v0, v1);
                         }
+                        cols.flush();
                     }
                     for (int64_t t = 0; t < ksp; ++t) {
                         const int64_t tap[3] = {t / (p.k[1] * p.k[2]), (t / p.k[2]) % p.k[1],
@@ -298,7 +312,7 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                                 v0 = px.view(args.src, soff[k0], p.src.c, p.icg, 0);
                             if (has1 && inside[size_t(k1)])
                                 v1 = px.view(args.src, soff[k1], p.src.c, p.icg, 1);
-                            interleave(v0, v1, p.icg, b_tap.data() + (j / 2) * pl.ldb);
+                            px.ops.interleave(v0, v1, p.icg, b_tap.data() + (j / 2) * pl.ldb);
                         }
                         const uint16_t *A = a_full.data();
                         if (!all) {
@@ -345,7 +359,7 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
             if (i0 >= i1) return;
             scratch_buffer<uint16_t> a_panel(size_t(p.icg * pl.lda)), b_blocks(size_t(nocb * bblk));
             scratch_buffer<int64_t> offs(size_t(2 * pl.chunk));
-            pixel_slots px(p, pl.dot);
+            pixel_slots px(p, pl.dot, pl.backend);
             int64_t *soff = offs.data(), *doff = soff + pl.chunk;
             const uint16_t *Ap = nullptr, *Bp = nullptr;
             ukernel_args a;
@@ -371,24 +385,31 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
                         doff[nin++] = w.dst_offset(g);
                     }
                     if (nin == 0) continue;
+                    pair_columns cols(px.ops, p.icg, a_panel.data(), pl.lda);
                     for (int64_t j = 0; j < nin; j += 2) {
                         const bool has1 = j + 1 < nin;
-                        // src^T, a pixel pair per 32 bits (the pad pixel of an odd count zero)
-                        const uint16_t *v0 = px.view(args.src, soff[j], p.src.c, p.icg, 0);
-                        const uint16_t *v1 =
-                            has1 ? px.view(args.src, soff[j + 1], p.src.c, p.icg, 1) : px.zeros();
-                        put_column_pair(v0, v1, p.icg, a_panel.data() + j, pl.lda);
-                        // diff_dst pairs, [oc block][pair][32][2]
-                        const uint16_t *w0 = px.view(args.dst, doff[j], p.dst.c, p.ocg, 0);
+                        // diff_dst pairs, [oc block][pair][32][2] (staged in the last slots,
+                        // which a block of src pairs never reaches: it is written out first)
+                        const int last = pixel_slots::slots - 2;
+                        const uint16_t *w0 = px.view(args.dst, doff[j], p.dst.c, p.ocg, last);
                         const uint16_t *w1 =
-                            has1 ? px.view(args.dst, doff[j + 1], p.dst.c, p.ocg, 1) : px.zeros();
+                            has1 ? px.view(args.dst, doff[j + 1], p.dst.c, p.ocg, last + 1)
+                                 : px.zeros();
                         for (int64_t ob = 0; ob < nocb; ++ob) {
                             const int64_t n0 = ob * ukernel_max_n;
-                            interleave(w0 + n0, w1 + n0,
-                                       std::min<int64_t>(ukernel_max_n, p.ocg - n0),
-                                       b_blocks.data() + ob * bblk + (j / 2) * 2 * ukernel_max_n);
+                            px.ops.interleave(
+                                w0 + n0, w1 + n0, std::min<int64_t>(ukernel_max_n, p.ocg - n0),
+                                b_blocks.data() + ob * bblk + (j / 2) * 2 * ukernel_max_n);
                         }
+                        // src^T, a pixel pair per 32 bits (the pad pixel of an odd count zero)
+                        const int s = cols.slot();
+                        const uint16_t *v0 = px.view(args.src, soff[j], p.src.c, p.icg, s);
+                        const uint16_t *v1 =
+                            has1 ? px.view(args.src, soff[j + 1], p.src.c, p.icg, s + 1)
+                                 : px.zeros();
+                        cols.add(v0, v1);
                     }
+                    cols.flush();
                     a.K = int(nin);
                     for (int64_t m0 = 0; m0 < p.icg; m0 += ukernel_max_m)
                         for (int64_t ob = 0; ob < nocb; ++ob) {
@@ -447,7 +468,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     // (src w = x - pb, zero outside) at pair x / 2 of the even alignment and (x - 1) / 2 of the
     // odd one. And the finiteness of src and diff_dst.
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        pixel_slots px(p, pl.dot);
+        pixel_slots px(p, pl.dot, pl.backend);
         bool ok = true;
         int64_t l0, l1;
         balance211(nlines, nthr, ithr, l0, l1);
@@ -465,7 +486,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 if (iw < 0 || iw >= p.i[2]) return px.zeros();
                 const uint16_t *e =
                     px.view(args.src, base0 + iw * p.src.sp[2], p.src.c, p.icg, slot);
-                ok = ok && all_finite(e, p.icg, pl.dot);
+                ok = ok && px.ops.all_finite(e, p.icg, pl.dot);
                 return e;
             };
             // Pair j of the even alignment holds (x, x + 1) = (2j, 2j + 1); of the odd one
@@ -479,7 +500,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                     uint16_t *dst = out + icb * blk + pair * 2 * ukernel_max_n;
                     const int64_t c0 = icb * ukernel_max_n;
                     const int64_t nc = std::min<int64_t>(ukernel_max_n, p.icg - c0);
-                    interleave(lo + c0, hi + c0, nc, dst);
+                    px.ops.interleave(lo + c0, hi + c0, nc, dst);
                     std::fill(dst + 2 * nc, dst + 2 * ukernel_max_n, uint16_t(0));
                 }
             }
@@ -491,7 +512,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             for (int64_t q = q0; q < q1 && ok; ++q, w.next())
                 for (int64_t g = 0; g < p.g && ok; ++g) {
                     const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
-                    ok = all_finite(v, p.ocg, pl.dot);
+                    ok = px.ops.all_finite(v, p.ocg, pl.dot);
                 }
         }
         if (!ok) finite = false;
@@ -508,14 +529,19 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             int64_t i0, i1;
             balance211(items, nthr, ithr, i0, i1);
             if (i0 >= i1) return;
-            scratch_buffer<uint16_t> a_rows(size_t(p.ocg * pl.rlda));
+            // diff_dst^T in tile steps: [row][step][oc][32 pixels], so that each step's A tile
+            // is 1 KB in one piece (as rows of one panel, [oc][chunk pixels], a tile's 16 rows
+            // were 8 KB apart: 16 pages a tile, ResNet-50's 3x3 weight gradient 1.5x slower).
+            const int64_t a_block = p.ocg * k_step;
+            scratch_buffer<uint16_t> a_rows(size_t(pl.rchunk * pl.rsteps * a_block));
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * pl.rchunk));
             scratch_buffer<int64_t> line_of(size_t(pl.rchunk)), a_off(size_t(pl.rchunk));
-            pixel_slots px(p, pl.dot);
+            pixel_slots px(p, pl.dot, pl.backend);
             const uint16_t **A = ptrs.data(), **B = A + pl.rchunk;
             ukernel_args a;
             a.K = int(pl.owp);
-            a.lda = pl.rlda;
+            a.lda = k_step;
+            a.a_block = a_block;
             a.ldb = 2 * ukernel_max_n;
             a.ldc = p.icg;
             a.A = A;
@@ -539,9 +565,16 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                             if (ow >= p.o[2]) return px.zeros();
                             return px.view(args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg, slot);
                         };
-                        for (int64_t ow = 0; ow < pl.owp; ow += 2)
-                            put_column_pair(pixel(ow, 0), pixel(ow + 1, 1), p.ocg,
-                                            a_rows.data() + r * pl.owp + ow, pl.rlda);
+                        for (int64_t st = 0; st < pl.rsteps; ++st) {
+                            pair_columns cols(px.ops, p.ocg,
+                                              a_rows.data() + (r * pl.rsteps + st) * a_block,
+                                              k_step);
+                            for (int64_t ow = st * k_step; ow < (st + 1) * k_step; ow += 2) {
+                                const int s = cols.slot();
+                                cols.add(pixel(ow, s), pixel(ow + 1, s + 1));
+                            }
+                            cols.flush();
+                        }
                     }
                     for (int64_t t = 0; t < ksp; ++t) {
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
@@ -555,7 +588,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                             const int64_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0],
                                           ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
                             if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
-                            a_off[size_t(nb)] = r * pl.owp;
+                            a_off[size_t(nb)] = r * pl.rsteps * a_block;
                             line_of[size_t(nb++)] =
                                 (((g * p.mb + n) * p.i[0] + id) * p.i[1] + ih) * line +
                                 (align * pl.np + pair0) * 2 * ukernel_max_n;
@@ -567,7 +600,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                             for (int64_t icb = 0; icb < pl.nicb; ++icb) {
                                 const int64_t n0 = icb * ukernel_max_n;
                                 for (int b = 0; b < nb; ++b) {
-                                    A[b] = a_rows.data() + m0 * pl.rlda + a_off[size_t(b)];
+                                    A[b] = a_rows.data() + m0 * k_step + a_off[size_t(b)];
                                     B[b] = lines.data() + line_of[size_t(b)] + icb * blk;
                                 }
                                 a.M = int(std::min<int64_t>(ukernel_max_m, p.ocg - m0));

@@ -41,9 +41,9 @@ struct bwd_weights_plan {
     int64_t owp = 0;     // output row length, rounded up to even
     int64_t rchunk = 0;  // output rows per K chunk
     int64_t rnchunks = 0, rslices = 1;
-    int64_t np = 0;    // pixel pairs per alignment of a src line
-    int64_t nicb = 0;  // 32-channel blocks of icg
-    int64_t rlda = 0;  // A's row stride (an odd number of cache lines)
+    int64_t np = 0;      // pixel pairs per alignment of a src line
+    int64_t nicb = 0;    // 32-channel blocks of icg
+    int64_t rsteps = 0;  // tile steps per output row (owp / 32, rounded up)
     double rows_scratch_bytes() const;
     /// Bytes of scratch one execution allocates (the slices' partial sums, the per-thread
     /// packed chunk and pixel lists).

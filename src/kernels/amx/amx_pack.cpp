@@ -1,8 +1,11 @@
 #include "kernels/amx/amx_pack.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "core/float_convert.hpp"
+#include "kernels/amx/amx_pair_ops.hpp"
 
 namespace convgrad::detail::amx {
 namespace {
@@ -80,6 +83,42 @@ void unpack_b_vnni(const uint16_t *packed, int64_t K, int N, amx_dot type, int64
     for (int64_t k = 0; k < K; ++k)
         for (int n = 0; n < N; ++n)
             out[k * N + n] = widen(packed[(k / 2) * ldb + 2 * n + (k & 1)], type);
+}
+
+namespace {
+
+void interleave_portable(const uint16_t *lo, const uint16_t *hi, int64_t n, uint16_t *dst) {
+    for (int64_t c = 0; c < n; ++c) {
+        dst[2 * c] = lo[c];
+        dst[2 * c + 1] = hi[c];
+    }
+}
+
+void transpose_pairs_portable(const uint16_t *const *px, int pairs, int64_t n, uint16_t *col,
+                              int64_t ld) {
+    for (int j = 0; j < pairs; ++j)
+        for (int64_t c = 0; c < n; ++c) {
+            col[c * ld + 2 * j] = px[2 * j][c];
+            col[c * ld + 2 * j + 1] = px[2 * j + 1][c];
+        }
+}
+
+// (As a maximum of the magnitudes: inf and NaN have the largest.)
+bool all_finite_portable(const uint16_t *v, int64_t n, amx_dot dot) {
+    const int16_t inf = dot == amx_dot::bf16 ? 0x7f80 : 0x7c00;
+    int16_t most = 0;
+    for (int64_t i = 0; i < n; ++i) most = std::max(most, int16_t(v[i] & 0x7fff));
+    return most < inf;
+}
+
+const pair_ops portable_ops{interleave_portable, transpose_pairs_portable, all_finite_portable};
+
+}  // namespace
+
+const pair_ops &pair_ops_for(amx_backend backend) {
+    if (backend == amx_backend::native)
+        if (const pair_ops *v = native::vector_pair_ops()) return *v;
+    return portable_ops;
 }
 
 }  // namespace convgrad::detail::amx

@@ -63,7 +63,11 @@ void check_args(const ukernel_args &p) {
     if (!p.A || !p.B || !p.C) bad_args("null A, B or C");
     for (int b = 0; b < p.batch; ++b)
         if (!p.A[b] || !p.B[b]) bad_args("null A or B for batch item " + std::to_string(b));
-    if (p.lda < 1 || (!p.a_rows_overlap && p.lda < padded_k(p.K)))
+    if (p.a_block < 0 || (p.a_block > 0 && (p.a_rows_overlap || p.lda < k_step)))
+        bad_args("a_block = " + std::to_string(p.a_block) +
+                 " needs lda >= " + std::to_string(k_step) + " (got " + std::to_string(p.lda) +
+                 ") and rows that do not overlap");
+    if (p.lda < 1 || (!p.a_rows_overlap && p.a_block == 0 && p.lda < padded_k(p.K)))
         bad_args("lda = " + std::to_string(p.lda) + " is less than K rounded up to even, " +
                  std::to_string(padded_k(p.K)) + (p.a_rows_overlap ? " or 1" : ""));
     if (p.ldb < 2 * p.N)

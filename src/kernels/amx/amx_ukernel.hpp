@@ -3,7 +3,9 @@
 //
 // Operands (the packers in amx_pack.hpp write them):
 //   A_b: M rows of a packed panel, element (m, k) at A[b][m * lda + k], k < Kp, where Kp is K
-//        rounded up to even and the element at k = K (odd K) is zero.
+//        rounded up to even and the element at k = K (odd K) is zero. Or, with a_block > 0, in
+//        blocks of one tile step: element (m, k) at A[b][(k / 32) * a_block + m * lda + k % 32]
+//        (lda 32: each step's tile is one contiguous run; rows of a long panel are pages apart).
 //   B_b: VNNI pairs [Kp / 2][ldb / 2][2]: element (k, n) at B[b][(k / 2) * ldb + 2 * n + k % 2],
 //        the pad row k = K (odd K) zero.
 //   C:   f32, element (m, n) at C[m * ldc + n]; `accumulate` adds to it, else it is overwritten.
@@ -79,6 +81,8 @@ struct ukernel_args {
     /// Rows of A may overlap (1 <= lda < Kp): A is only read, so row m + 1 may start inside
     /// row m (the forward kernel's rows are windows of one padded src line, s pixels apart).
     bool a_rows_overlap = false;
+    /// > 0: A in blocks of k_step columns, a_block elements apart (see above); lda >= k_step.
+    int64_t a_block = 0;
     int64_t ldb = 0;  // elements between pair rows of B; >= 2 * N
     float *C = nullptr;
     int64_t ldc = 0;  // elements between rows of C; >= N

@@ -129,9 +129,9 @@ struct ukernel_blocking {
     [[gnu::always_inline]] static inline void steps(const ukernel_args &p, int b, int64_t s0,
                                                     int64_t s1, side_state<Tiles, Kind> &side) {
         const int64_t lda = p.lda, ldb = p.ldb, lda_bytes = lda * 2, ldb_bytes = ldb * 2;
-        const uint16_t *a = p.A[b] + s0 * k_step, *bb = p.B[b] + s0 * (k_step / 2) * ldb;
-        const int64_t b_step = (k_step / 2) * ldb;
-        for (int64_t s = s0; s < s1; ++s, a += k_step, bb += b_step) {
+        const int64_t a_step = p.a_block > 0 ? p.a_block : k_step, b_step = (k_step / 2) * ldb;
+        const uint16_t *a = p.A[b] + s0 * a_step, *bb = p.B[b] + s0 * b_step;
+        for (int64_t s = s0; s < s1; ++s, a += a_step, bb += b_step) {
             Tiles::template load<tile_a0>(a, lda_bytes);
             Tiles::template load<tile_b0>(bb, ldb_bytes);
             if constexpr (TwoN) Tiles::template load<tile_b1>(bb + 32, ldb_bytes);
