@@ -164,7 +164,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                     to.row_stride = p.s[2] * p.src.sp[2];
                     to.col_stride = p.src.c;
                     if (nb == 0) {  // no tap reaches these pixels: zeros (plus the bias)
-                        pipe.zeros(a.M, to);
+                        pipe.zeros(a, to);
                         continue;
                     }
                     for (int b = 0; b < nb; ++b)

@@ -44,6 +44,10 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
     // 3-channel 7x7 stem fills 28 of a tile step's 32 K elements instead of 4 of them, 7 times.
     pl.fold = p.dl[2] == 1 && p.k[2] * pl.icp <= (1 << 20) ? p.k[2] : 1;
     pl.wruns = div_up(p.o[2], ukernel_max_m);
+    // Rows of at most 16 pixels go two to a call, one per tile row, so that each B tile serves
+    // two products: ResNet-50's 14-pixel res4 rows used one tile row, and loaded a 1 KB B tile
+    // from L2 per product.
+    pl.hrows = p.o[2] <= 16 && p.o[1] >= 2 ? 2 : 1;
     pl.nthr = threads_for(p.macs());
     const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
     bool inside = true;
@@ -53,7 +57,7 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
                   (pl.fold == 1 || p.src.sp[2] == p.icg);
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.icp * p.ocg, 2.0 * p.mb * pl.ip[0] * pl.ip[1] * pl.ip[2] * pl.icp,
-        p.mb * p.o[0] * p.o[1] * pl.wruns, div_up(p.ocg, ukernel_max_n));
+        p.mb * p.o[0] * div_up(p.o[1], pl.hrows) * pl.wruns, div_up(p.ocg, ukernel_max_n));
     return pl;
 }
 
@@ -99,7 +103,8 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
 
     // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps. Each
     // call's C is rounded and stored during the next call (amx_pipeline.hpp).
-    const int64_t items = p.g * p.mb * p.o[0] * p.o[1] * pl.wruns;
+    const int64_t hblocks = div_up(p.o[1], pl.hrows);
+    const int64_t items = p.g * p.mb * p.o[0] * hblocks * pl.wruns;
     const int64_t units = pl.blocks_outer ? nblk * items : items;
     const int64_t nb = ksp / pl.fold;  // batch items: taps, or (kd, kh) when folded
     const int K = int(pl.fold > 1 ? pl.fold * pl.icp : p.icg);
@@ -143,13 +148,18 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                 int64_t r = item;
                 const int64_t run = r % pl.wruns;
                 r /= pl.wruns;
-                const int64_t oh = r % p.o[1];
-                r /= p.o[1];
+                const int64_t oh = r % hblocks * pl.hrows;
+                r /= hblocks;
                 const int64_t od = r % p.o[0];
                 r /= p.o[0];
                 const int64_t n = r % p.mb, g = r / p.mb;
                 const int64_t ow0 = run * ukernel_max_m;
                 a.M = int(std::min<int64_t>(ukernel_max_m, p.o[2] - ow0));
+                const bool two_rows = pl.hrows == 2 && oh + 1 < p.o[1];
+                // (the second row's A: s_h source rows on; its C rows from 16 on)
+                a.m0 = two_rows ? a.M : 0;
+                a.a1_offset = two_rows ? p.s[1] * a_sp[1] : 0;
+                if (two_rows) a.M *= 2;
                 const uint16_t *const a0 = a_data + g * a_g + n * a_n + od * p.s[0] * a_sp[0] +
                                            oh * p.s[1] * a_sp[1] + ow0 * p.s[2] * a_sp[2];
                 for (int64_t b = 0; b < nb; ++b) A[b] = a0 + a_tap[size_t(b)];
@@ -169,6 +179,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                               ow0 * p.dst.sp[2] + oc * p.dst.c;
                     to.row_stride = p.dst.sp[2];
                     to.col_stride = p.dst.c;
+                    to.base1 = to.base + p.dst.sp[1];  // (the second row, when two_rows)
                     pipe.run(a, to);
                 }
             }

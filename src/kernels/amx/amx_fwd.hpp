@@ -22,6 +22,7 @@ struct fwd_plan {
     int64_t ip[3] = {1, 1, 1};  // padded src extent (d, h, w)
     int64_t icp = 0;            // channels of a padded src pixel: icg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 dst pixels along w
+    int64_t hrows = 1;          // dst rows per call: 2 when a row has at most 16 pixels
     int64_t fold = 1;           // w taps per K run (k_w when undilated along w, else 1)
     bool blocks_outer = false;  // oc blocks outside the pixel runs (amx_blocking.hpp)
     /// A may be read from src itself, no copy: src has the tiles' type with contiguous channels,

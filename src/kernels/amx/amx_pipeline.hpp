@@ -29,16 +29,18 @@ class c_pipeline {
         a.side = &w;
         ukernel_trusted(backend_, dot_, a);
         a.side = nullptr;
-        push(a.M, to);
+        push(a.M, a.m0, to);
     }
 
-    /// A block that no product reaches: `rows` rows of zeros (plus the bias), stored now.
-    void zeros(int rows, const c_rows &to) {
+    /// A block that no product reaches, shaped as the call `a` would be: rows of zeros (plus
+    /// the bias), stored now.
+    void zeros(const ukernel_args &a, const c_rows &to) {
         static constexpr float zero_row[ukernel_max_n] = {};
         c_rows r = to;
         r.C = zero_row;
         r.ldc = 0;
-        r.rows = rows;
+        r.rows = a.M;
+        r.rows0 = a.m0 > 0 && a.m0 < a.M ? a.m0 : 0;
         finish_rows(backend_, r);
     }
 
@@ -50,12 +52,13 @@ class c_pipeline {
     }
 
   private:
-    void push(int rows, const c_rows &to) {
+    void push(int rows, int m0, const c_rows &to) {
         c_rows &r = rows_[cur_];
         r = to;
         r.C = c_[cur_];
         r.ldc = ukernel_max_n;
         r.rows = rows;
+        r.rows0 = m0 > 0 && m0 < rows ? m0 : 0;  // two segments, base1 the schedule's
         pending_ = true;
         cur_ ^= 1;
     }

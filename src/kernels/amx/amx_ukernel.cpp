@@ -18,8 +18,8 @@ namespace {
 
 template <amx_dot Dot>
 struct emulated_tiles {
-    static void configure(int M, int N, int pairs) {
-        const tile_config cfg = ukernel_config_impl(M, N, pairs);
+    static void configure(int M, int N, int pairs, int m0) {
+        const tile_config cfg = ukernel_config_impl(M, N, pairs, m0);
         if (!(emu::current_config() == cfg)) emu::ldtilecfg(cfg);
     }
     template <int T>
@@ -57,6 +57,10 @@ void check_args(const ukernel_args &p) {
     if (p.M < 1 || p.M > ukernel_max_m || p.N < 1 || p.N > ukernel_max_n)
         bad_args("M and N must be in [1, 32]; got M = " + std::to_string(p.M) +
                  ", N = " + std::to_string(p.N));
+    if (p.m0 < 0 || p.m0 > 16 || p.m0 > p.M || p.M - (p.m0 > 0 ? p.m0 : std::min(p.M, 16)) > 16)
+        bad_args("m0 = " + std::to_string(p.m0) +
+                 " must leave 1-16 rows in each tile row of M = " + std::to_string(p.M));
+    if (p.a1_offset < 0) bad_args("a1_offset = " + std::to_string(p.a1_offset) + " is negative");
     if (p.K < 1 || p.batch < 1)
         bad_args("K and batch must be >= 1; got K = " + std::to_string(p.K) +
                  ", batch = " + std::to_string(p.batch));

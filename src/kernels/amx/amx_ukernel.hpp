@@ -45,6 +45,9 @@ inline constexpr int k_step = 32;  // elements of K per tile step
 /// Rows of an f32 C block to finish: row m, column n (m < rows, n < cols <= 32), plus bias[n]
 /// when bias is set, rounded once to dt and stored at element
 /// base + m * row_stride + n * col_stride of out.
+/// With rows0 > 0 the rows come in two segments, as the microkernel's two tile rows hold them
+/// when its first has m0 < 16 rows: rows [0, rows0) as above, and rows [rows0, rows) from C row
+/// 16 on, stored from element base1 (row m at base1 + (m - rows0) * row_stride).
 struct c_rows {
     const float *C = nullptr;
     int64_t ldc = 0;
@@ -53,6 +56,16 @@ struct c_rows {
     data_type dt = data_type::f32;
     void *out = nullptr;
     int64_t base = 0, row_stride = 0, col_stride = 1;
+    int rows0 = 0;
+    int64_t base1 = 0;
+
+    /// Row m's values in C and its output offset.
+    const float *c_of(int m) const {
+        return rows0 > 0 && m >= rows0 ? C + (16 + m - rows0) * ldc : C + m * ldc;
+    }
+    int64_t at_of(int m) const {
+        return rows0 > 0 && m >= rows0 ? base1 + (m - rows0) * row_stride : base + m * row_stride;
+    }
 };
 
 /// Work a call does between its tile steps, so that it runs while the tiles multiply: the
@@ -69,11 +82,16 @@ void finish_row_portable(const c_rows &r, const float *c, int64_t at);
 void finish_rows(amx_backend backend, const c_rows &r);
 /// Row m of r, finished so.
 inline void finish_row_portable(const c_rows &r, int m) {
-    finish_row_portable(r, r.C + m * r.ldc, r.base + m * r.row_stride);
+    finish_row_portable(r, r.c_of(m), r.at_of(m));
 }
 
 struct ukernel_args {
-    int M = 0, N = 0, K = 0;             // 1 <= M, N <= 32; K >= 1
+    int M = 0, N = 0, K = 0;  // 1 <= M, N <= 32; K >= 1
+    /// Rows of A and C in the first tile row (0: min(M, 16)); the others, M - m0 <= 16, are
+    /// A rows from A_b + a1_offset (0: m0 * lda) on, and C rows from row 16 on. So a call can
+    /// take two runs of pixels that are not one stride apart (two output rows of 14 pixels).
+    int m0 = 0;
+    int64_t a1_offset = 0;
     int batch = 1;                       // number of (A_b, B_b) pairs summed
     const uint16_t *const *A = nullptr;  // batch pointers to A panels
     const uint16_t *const *B = nullptr;  // batch pointers to B in VNNI pairs

@@ -3,8 +3,8 @@
 // amx_ukernel.cpp (policy: the emulation). See amx_ukernel.hpp for the contract.
 //
 // A policy provides, with tile numbers as template arguments (the instructions encode them):
-//   static void configure(int M, int N, int pairs);  ukernel_config_impl(M, N, pairs), loaded
-//                                                    unless it is the thread's current one
+//   static void configure(int M, int N, int pairs, int m0);  ukernel_config_impl(...), loaded
+//                                                            unless it is the thread's current one
 //   template <int T> static void zero();
 //   template <int T> static void load(const void *base, int64_t stride_bytes);
 //   template <int T> static void store(void *base, int64_t stride_bytes);
@@ -28,10 +28,12 @@ namespace convgrad::detail::amx {
 inline constexpr int tile_c00 = 0, tile_c01 = 1, tile_c10 = 2, tile_c11 = 3;
 inline constexpr int tile_a0 = 4, tile_a1 = 5, tile_b0 = 6, tile_b1 = 7;
 
-inline tile_config ukernel_config_impl(int M, int N, int pairs) {
+// m0: rows in the first tile row (0: min(M, 16)).
+inline tile_config ukernel_config_impl(int M, int N, int pairs, int m0 = 0) {
     tile_config cfg;
     cfg.palette_id = 1;
-    const int m0 = M < 16 ? M : 16, m1 = M - m0, n0 = N < 16 ? N : 16, n1 = N - n0;
+    if (m0 <= 0) m0 = M < 16 ? M : 16;
+    const int m1 = M - m0, n0 = N < 16 ? N : 16, n1 = N - n0;
     cfg.set(tile_c00, m0, 4 * n0);
     if (n1) cfg.set(tile_c01, m0, 4 * n1);
     if (m1) cfg.set(tile_c10, m1, 4 * n0);
@@ -65,32 +67,44 @@ struct side_state {
     const float *c = nullptr;  // the next row of C to finish
     char *o = nullptr;         // its output (dense kinds)
     int64_t at = 0;            // its output offset (general kind)
+    int64_t size = 0;          // bytes of an output element (dense kinds)
     int64_t o_stride = 0;      // bytes between output rows (dense kinds)
     int rows_left = 0, row_quota = 0;
+    int seg_left = 0;  // rows left in the current segment (c_rows::rows0)
 
     side_state(const side_work *w, int64_t steps) {
         if constexpr (Kind != finish_kind::none) {
             finish = w->finish;
             c = finish.C;
             at = finish.base;
-            const int64_t size = finish.dt == data_type::f32 ? 4 : 2;
+            size = finish.dt == data_type::f32 ? 4 : 2;
             o = static_cast<char *>(finish.out) + finish.base * size;
             o_stride = finish.row_stride * size;
             rows_left = finish.rows;
+            seg_left = finish.rows0 > 0 ? finish.rows0 : finish.rows;
             row_quota = int((finish.rows + steps - 1) / steps);
         } else {
             (void)w, (void)steps;
         }
     }
+    // The second segment's first row (rare: once per call at most).
+    void next_segment() {
+        c = finish.C + 16 * finish.ldc;
+        at = finish.base1;
+        o = static_cast<char *>(finish.out) + finish.base1 * size;
+        seg_left = rows_left;
+    }
     [[gnu::always_inline]] inline void after_step() {
         if constexpr (Kind == finish_kind::general) {
             for (int q = row_quota; q > 0 && rows_left > 0; --q, --rows_left) {
+                if (seg_left-- == 0) next_segment(), --seg_left;
                 Tiles::finish_row(finish, c, at);
                 c += finish.ldc;
                 at += finish.row_stride;
             }
         } else if constexpr (Kind != finish_kind::none) {
             for (int q = row_quota; q > 0 && rows_left > 0; --q, --rows_left) {
+                if (seg_left-- == 0) next_segment(), --seg_left;
                 Tiles::template finish_dense<Kind>(c, o, finish.bias);
                 c += ukernel_max_n;
                 o += o_stride;
@@ -130,12 +144,13 @@ struct ukernel_blocking {
                                                     int64_t s1, side_state<Tiles, Kind> &side) {
         const int64_t lda = p.lda, ldb = p.ldb, lda_bytes = lda * 2, ldb_bytes = ldb * 2;
         const int64_t a_step = p.a_block > 0 ? p.a_block : k_step, b_step = (k_step / 2) * ldb;
+        const int64_t a1 = p.a1_offset > 0 ? p.a1_offset : (p.m0 > 0 ? p.m0 : 16) * lda;
         const uint16_t *a = p.A[b] + s0 * a_step, *bb = p.B[b] + s0 * b_step;
         for (int64_t s = s0; s < s1; ++s, a += a_step, bb += b_step) {
             Tiles::template load<tile_a0>(a, lda_bytes);
             Tiles::template load<tile_b0>(bb, ldb_bytes);
             if constexpr (TwoN) Tiles::template load<tile_b1>(bb + 32, ldb_bytes);
-            if constexpr (TwoM) Tiles::template load<tile_a1>(a + 16 * lda, lda_bytes);
+            if constexpr (TwoM) Tiles::template load<tile_a1>(a + a1, lda_bytes);
             Tiles::template dot<tile_c00, tile_a0, tile_b0>();
             if constexpr (TwoN) Tiles::template dot<tile_c01, tile_a0, tile_b1>();
             if constexpr (TwoM) Tiles::template dot<tile_c10, tile_a1, tile_b0>();
@@ -150,13 +165,13 @@ struct ukernel_blocking {
         float *const c = p.C;
         const int64_t ldc = p.ldc;
         if (full_steps > 0) {
-            Tiles::configure(p.M, p.N, k_step / 2);
+            Tiles::configure(p.M, p.N, k_step / 2, p.m0);
             p.accumulate ? load_c(c, ldc) : zero_c();
             for (int b = 0; b < p.batch; ++b) steps(p, b, 0, full_steps, side);
             store_c(c, ldc);
             if (tail_pairs == 0) return;  // else the tail configuration zeroes the tiles
         }
-        Tiles::configure(p.M, p.N, tail_pairs);
+        Tiles::configure(p.M, p.N, tail_pairs, p.m0);
         (full_steps > 0 || p.accumulate) ? load_c(c, ldc) : zero_c();
         for (int b = 0; b < p.batch; ++b) steps(p, b, full_steps, full_steps + 1, side);
         store_c(c, ldc);
@@ -165,7 +180,7 @@ struct ukernel_blocking {
 
 template <class Tiles, finish_kind Kind>
 void ukernel_run_kind(const ukernel_args &p) {
-    if (p.M > 16)
+    if (p.M > (p.m0 > 0 ? p.m0 : 16))
         return p.N > 16 ? ukernel_blocking<Tiles, true, true, Kind>::run(p)
                         : ukernel_blocking<Tiles, true, false, Kind>::run(p);
     return p.N > 16 ? ukernel_blocking<Tiles, false, true, Kind>::run(p)

@@ -78,18 +78,21 @@ thread_local uint32_t slot_keys[8] = {};
 
 template <amx_dot Dot>
 struct native_tiles {
-    static void configure(int M, int N, int pairs) {
+    static void configure(int M, int N, int pairs, int m0) {
         // Reloading zeroes the tiles, so only when the configuration differs. Inside the
         // hooks the last configuration is known by its shape alone, and loaded from a slot
         // written only when the shape changes: a configuration built in memory just before
         // LDTILECFG reads it waits behind the previous call's tile stores, which wait for its
         // last products.
-        const uint32_t key = uint32_t(M) | uint32_t(N) << 8 | uint32_t(pairs) << 16;
+        const uint32_t key =
+            uint32_t(M) | uint32_t(N) << 8 | uint32_t(pairs) << 16 | uint32_t(m0) << 24;
         if (loaded_trusted) {
             if (key != loaded_key) {
-                const unsigned i = (unsigned(M) + 31u * unsigned(N) + 17u * unsigned(pairs)) % 8;
+                const unsigned i =
+                    (unsigned(M) + 31u * unsigned(N) + 17u * unsigned(pairs) + 5u * unsigned(m0)) %
+                    8;
                 if (slot_keys[i] != key) {
-                    slots[i] = ukernel_config_impl(M, N, pairs);
+                    slots[i] = ukernel_config_impl(M, N, pairs, m0);
                     slot_keys[i] = key;
                 }
                 _tile_loadconfig(&slots[i]);
@@ -97,7 +100,7 @@ struct native_tiles {
             }
             return;
         }
-        const tile_config cfg = ukernel_config_impl(M, N, pairs);
+        const tile_config cfg = ukernel_config_impl(M, N, pairs, m0);
         tile_config current;
         _tile_storeconfig(&current);
         if (!(current == cfg)) _tile_loadconfig(&cfg);
@@ -232,7 +235,7 @@ void load_full_config() {
 void finish_rows(const c_rows &r) {
 #if defined(CONVGRAD_AMX_NATIVE_BF16)
     for (int m = 0; m < r.rows; ++m)
-        native_tiles<amx_dot::bf16>::finish_row(r, r.C + m * r.ldc, r.base + m * r.row_stride);
+        native_tiles<amx_dot::bf16>::finish_row(r, r.c_of(m), r.at_of(m));
 #else
     for (int m = 0; m < r.rows; ++m) finish_row_portable(r, m);
 #endif
