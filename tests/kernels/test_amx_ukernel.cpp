@@ -329,5 +329,83 @@ TEST(AmxUkernelPaths, Summary) {
     RecordProperty("amx_paths", line);
 }
 
+// The other layouts of A give the same products in the same order, so the same bits: rows
+// in two runs (m0 rows, then the rest from a1_offset on, with C rows from 16 on), and A in
+// tile-step blocks (a_block). K with and without a tail step, a batch of 2, both types, every
+// backend that runs here.
+TEST(AmxUkernelLayouts, SplitRowsAndBlockedAGiveThePlainResult) {
+    std::mt19937 rng(9);
+    int ran = 0;
+    for (amx_dot dot : {amx_dot::bf16, amx_dot::f16})
+        for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+            if (backend == amx_backend::native && !native_usable(dot)) continue;
+            for (int M : {3, 14, 20, 28, 32})
+                for (int64_t K : {int64_t(48), int64_t(64), int64_t(6)}) {
+                    const int N = 20, batch = 2, m0 = std::min(16, (M + 1) / 2);
+                    const int64_t kp = padded_k(K), lda = kp, ldb = 2 * N;
+                    std::vector<std::vector<uint16_t>> a, b, split, blocked;
+                    std::vector<const uint16_t *> ap, bp, sp, bl;
+                    const int64_t gap = 5 * lda, nblk = (kp + k_step - 1) / k_step;
+                    const int64_t a_block = M * int64_t(k_step) + 16;
+                    for (int i = 0; i < batch; ++i) {
+                        std::vector<float> af(size_t(M * K)), bf(size_t(K * N));
+                        for (float &v : af) v = float(int(rng() % 7) - 3);
+                        for (float &v : bf) v = float(int(rng() % 5) - 2);
+                        a.emplace_back(size_t(M * lda), 0);
+                        b.emplace_back(size_t(kp / 2 * ldb), 0);
+                        pack_a_panel({data_type::f32, af.data(), K, 1}, M, K, dot, a.back().data(),
+                                     lda);
+                        pack_b_vnni({data_type::f32, bf.data(), N, 1}, K, N, dot, b.back().data(),
+                                    ldb);
+                        // rows [m0, M) moved `gap` elements further on
+                        split.emplace_back(size_t((M + 5) * lda), 0x7fc1);
+                        for (int m = 0; m < M; ++m)
+                            std::copy(a.back().begin() + m * lda, a.back().begin() + (m + 1) * lda,
+                                      split.back().begin() + m * lda + (m >= m0 ? gap : 0));
+                        // [K block][row][32]
+                        blocked.emplace_back(size_t(nblk * a_block), 0x7fc1);
+                        for (int64_t kb = 0; kb < nblk; ++kb)
+                            for (int m = 0; m < M; ++m)
+                                for (int64_t k = kb * k_step; k < std::min(kp, (kb + 1) * k_step);
+                                     ++k)
+                                    blocked.back()[size_t(kb * a_block + m * k_step + k % k_step)] =
+                                        a.back()[size_t(m * lda + k)];
+                    }
+                    for (int i = 0; i < batch; ++i) {
+                        ap.push_back(a[size_t(i)].data()), bp.push_back(b[size_t(i)].data());
+                        sp.push_back(split[size_t(i)].data());
+                        bl.push_back(blocked[size_t(i)].data());
+                    }
+                    auto run = [&](const std::vector<const uint16_t *> &A, int64_t ld, int m0v,
+                                   int64_t a1, int64_t blk) {
+                        std::vector<float> c(size_t(32 * N), -7.f);
+                        ukernel_args args;
+                        args.M = M, args.N = N, args.K = int(K), args.batch = batch;
+                        args.A = A.data(), args.B = bp.data(), args.lda = ld, args.ldb = ldb;
+                        args.m0 = m0v, args.a1_offset = a1, args.a_block = blk;
+                        args.C = c.data(), args.ldc = N;
+                        ukernel(backend, dot, args);
+                        return c;
+                    };
+                    const std::vector<float> plain = run(ap, lda, 0, 0, 0);
+                    const std::vector<float> two = run(sp, lda, m0, m0 * lda + gap, 0);
+                    for (int m = 0; m < M; ++m)
+                        for (int n = 0; n < N; ++n) {
+                            const int cm = m < m0 ? m : 16 + m - m0;
+                            ASSERT_EQ(two[size_t(cm * N + n)], plain[size_t(m * N + n)])
+                                << "split rows, M " << M << " m0 " << m0 << " K " << K;
+                        }
+                    const std::vector<float> blk = run(bl, k_step, 0, 0, a_block);
+                    for (int m = 0; m < M; ++m)
+                        for (int n = 0; n < N; ++n)
+                            ASSERT_EQ(blk[size_t(m * N + n)], plain[size_t(m * N + n)])
+                                << "blocked A, M " << M << " K " << K;
+                    ++ran;
+                }
+        }
+    std::printf("[ amx ukernel ] split rows and blocked A: %d shapes equal to the plain layout\n",
+                ran);
+}
+
 }  // namespace
 }  // namespace convgrad::detail::amx
