@@ -48,10 +48,14 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
     }
     pl.ocp = padded_k(p.ocg);
     pl.wruns = div_up(div_up(p.i[2], p.s[2]), ukernel_max_m);
+    pl.hpair = div_up(p.i[2], p.s[2]) <= 16 && p.i[1] > p.s[1];
+    for (int64_t ih = 0; ih < p.i[1]; ++ih)  // rows ih = phase + s_h * q, q even when paired
+        if (!pl.hpair || (ih / p.s[1]) % 2 == 0) pl.hunits.push_back(ih);
     pl.nthr = threads_for(p.macs());
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.ocp * p.icg, 2.0 * p.mb * pl.op[0] * pl.op[1] * pl.op[2] * pl.ocp,
-        p.mb * p.i[0] * p.i[1] * std::min(p.s[2], p.i[2]) * pl.wruns, div_up(p.icg, ukernel_max_n));
+        p.mb * p.i[0] * int64_t(pl.hunits.size()) * std::min(p.s[2], p.i[2]) * pl.wruns,
+        div_up(p.icg, ukernel_max_n));
     return pl;
 }
 
@@ -97,7 +101,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     // that reach the phase.
     // (Only phases below the width have pixels: a stride beyond it would count empty items.)
     const int64_t wphases = std::min(p.s[2], p.i[2]);
-    const int64_t items = p.g * p.mb * p.i[0] * p.i[1] * wphases * pl.wruns;
+    const int64_t nh = int64_t(pl.hunits.size());
+    const int64_t items = p.g * p.mb * p.i[0] * nh * wphases * pl.wruns;
     const int64_t units = pl.blocks_outer ? nblk * items : items;
     parallel(
         pl.nthr,
@@ -124,8 +129,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 r /= pl.wruns;
                 const int64_t phase = r % wphases;
                 r /= wphases;
-                const int64_t ih = r % p.i[1];
-                r /= p.i[1];
+                const int64_t ih = pl.hunits[size_t(r % nh)];
+                r /= nh;
                 const int64_t id = r % p.i[0];
                 r /= p.i[0];
                 const int64_t n = r % p.mb, g = r / p.mb;
@@ -134,6 +139,11 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 const int64_t t0 = run * ukernel_max_m;
                 if (t0 >= count) continue;
                 a.M = int(std::min<int64_t>(ukernel_max_m, count - t0));
+                // The second row of a pair: s_h src rows on, one diff_dst row on.
+                const bool two_rows = pl.hpair && ih + p.s[1] < p.i[1];
+                a.m0 = two_rows ? a.M : 0;
+                a.a1_offset = two_rows ? row : 0;
+                if (two_rows) a.M *= 2;
                 const uint16_t *img = ydst.data() + (g * p.mb + n) * image;
                 int nb = 0;
                 for (int64_t t = 0; t < ksp; ++t) {
@@ -163,6 +173,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                               (phase + p.s[2] * t0) * p.src.sp[2] + ic * p.src.c;
                     to.row_stride = p.s[2] * p.src.sp[2];
                     to.col_stride = p.src.c;
+                    to.base1 = to.base + p.s[1] * p.src.sp[1];  // (the second row, if any)
                     if (nb == 0) {  // no tap reaches these pixels: zeros (plus the bias)
                         pipe.zeros(a, to);
                         continue;
