@@ -49,12 +49,14 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
     pl.ocp = padded_k(p.ocg);
     pl.wruns = div_up(div_up(p.i[2], p.s[2]), ukernel_max_m);
     pl.hpair = div_up(p.i[2], p.s[2]) <= 16 && p.i[1] > p.s[1];
-    for (int64_t ih = 0; ih < p.i[1]; ++ih)  // rows ih = phase + s_h * q, q even when paired
-        if (!pl.hpair || (ih / p.s[1]) % 2 == 0) pl.hunits.push_back(ih);
+    // (s_h first rows in every 2 s_h rows, and up to s_h of the rows past the last such block)
+    pl.hunits = pl.hpair
+                    ? p.s[1] * (p.i[1] / (2 * p.s[1])) + std::min(p.s[1], p.i[1] % (2 * p.s[1]))
+                    : p.i[1];
     pl.nthr = threads_for(p.macs());
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.ocp * p.icg, 2.0 * p.mb * pl.op[0] * pl.op[1] * pl.op[2] * pl.ocp,
-        p.mb * p.i[0] * int64_t(pl.hunits.size()) * std::min(p.s[2], p.i[2]) * pl.wruns,
+        p.mb * p.i[0] * pl.hunits * std::min(p.s[2], p.i[2]) * pl.wruns,
         div_up(p.icg, ukernel_max_n));
     return pl;
 }
@@ -101,7 +103,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     // that reach the phase.
     // (Only phases below the width have pixels: a stride beyond it would count empty items.)
     const int64_t wphases = std::min(p.s[2], p.i[2]);
-    const int64_t nh = int64_t(pl.hunits.size());
+    const int64_t nh = pl.hunits;
     const int64_t items = p.g * p.mb * p.i[0] * nh * wphases * pl.wruns;
     const int64_t units = pl.blocks_outer ? nblk * items : items;
     parallel(
@@ -129,7 +131,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 r /= pl.wruns;
                 const int64_t phase = r % wphases;
                 r /= wphases;
-                const int64_t ih = pl.hunits[size_t(r % nh)];
+                const int64_t ih = pl.first_row(r % nh);
                 r /= nh;
                 const int64_t id = r % p.i[0];
                 r /= p.i[0];

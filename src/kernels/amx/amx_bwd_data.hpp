@@ -8,8 +8,6 @@
 // reduction between work items, so the result does not depend on the thread count.
 #pragma once
 
-#include <vector>
-
 #include "core/conv_problem.hpp"
 #include "kernels/amx/amx_ukernel.hpp"
 
@@ -25,11 +23,15 @@ struct bwd_data_plan {
     int64_t ocp = 0;            // channels of a copied dst pixel: ocg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 pixels in the largest w phase
     bool blocks_outer = false;  // ic blocks outside the pixel runs (amx_blocking.hpp)
-    /// The src rows of the calls: each unit starts at row hunits[u]; with `hpair` (phases of at
-    /// most 16 pixels along w) it also takes row hunits[u] + s_h when there is one: the same
-    /// taps reach it, one diff_dst row further (forward kernel's two rows per call).
+    /// With `hpair` (w phases of at most 16 pixels) a call takes two src rows, ih and ih + s_h
+    /// when there is one: the same taps reach both, one diff_dst row apart (as the forward
+    /// kernel's two rows per call). Its first rows are those with (ih / s_h) even.
     bool hpair = false;
-    std::vector<int64_t> hunits;
+    int64_t hunits = 0;  // calls' first rows along h
+    /// The first row of unit u along h.
+    int64_t first_row(int64_t u) const {
+        return hpair ? 2 * p.s[1] * (u / p.s[1]) + u % p.s[1] : u;
+    }
     /// Bytes of scratch one execution allocates (the margined copy, the packed weights, the
     /// per-thread tap lists).
     double scratch_bytes() const;
