@@ -427,28 +427,42 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
 }
 
 // Sums the slices ([slice][g][tap][ocg][icg], or [..][icg][ocg] when `ic_major`) in slice
-// order, rounds once, stores at the user's weight strides.
-void store_sums(const bwd_weights_plan &pl, const conv_args &args, const float *partials,
-                int64_t slices, bool ic_major = false) {
+// order into the first, rounds once, stores at the user's weight strides. The sums run over
+// contiguous elements and the stores by rows of channels through row_io (vector code): element by
+// element, with the slices' strides, they took a twentieth of ResNet-50's 3x3 weight gradient.
+void store_sums(const bwd_weights_plan &pl, const conv_args &args, float *partials, int64_t slices,
+                bool ic_major = false) {
     const conv_problem &p = pl.p;
-    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
-    const int64_t rows = p.g * ksp * p.icg;
+    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg, total = p.g * wgroup;
+    if (slices > 1)
+        parallel(pl.nthr, [&](int ithr, int nthr) {
+            int64_t e0, e1;
+            balance211(total, nthr, ithr, e0, e1);
+            for (int64_t s = 1; s < slices; ++s) {
+                const float *from = partials + s * total;
+                for (int64_t e = e0; e < e1; ++e) partials[e] += from[e];
+            }
+        });
+    // Rows of the first slice: (g, tap, oc) of icg values, or (g, ic) of ocg values (one tap).
+    const int64_t rows = ic_major ? p.g * p.icg : p.g * ksp * p.ocg;
+    const int64_t len = ic_major ? p.ocg : p.icg;
+    const row_io io = row_io::here();
+    const weights_layout &l = p.wei;
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
         balance211(rows, nthr, ithr, r0, r1);
-        const weights_layout &l = p.wei;
         for (int64_t r = r0; r < r1; ++r) {
-            const int64_t ic = r % p.icg, t = (r / p.icg) % ksp, g = r / (p.icg * ksp);
-            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
-            const int64_t base = ic * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            const int64_t step = ic_major ? 1 : p.icg;  // between oc
-            const float *col =
-                partials + g * wgroup + t * p.ocg * p.icg + (ic_major ? ic * p.ocg : ic);
-            for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                float sum = col[oc * step];
-                for (int64_t s = 1; s < slices; ++s) sum += col[s * p.g * wgroup + oc * step];
-                store_element(p.dt, args.out, base + (g * p.ocg + oc) * l.oc, sum);
+            int64_t g, t = 0, oc = 0, ic = 0;
+            if (ic_major) {
+                ic = r % p.icg, g = r / p.icg;
+            } else {
+                oc = r % p.ocg, t = (r / p.ocg) % ksp, g = r / (p.ocg * ksp);
             }
+            const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1], kw = t % p.k[2];
+            const int64_t base =
+                (g * p.ocg + oc) * l.oc + ic * l.ic + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            io.store_out(p.dt, args.out, base, ic_major ? l.oc : l.ic, partials + r * len, nullptr,
+                         len, nullptr);
         }
     });
 }
