@@ -318,6 +318,51 @@ TEST(AmxConv, BackwardWeightsRowsPathIsExact) {
     std::printf("[ amx conv ] bwd_weights rows path: %d cases exact\n", ran);
 }
 
+// bwd_weights' rows path over whole planes (stride 1 along h and w, short rows): K runs over
+// an output plane with its rows wq apart (zero columns past o_w), and every (kh, kw) tap reads
+// one run of a plane of zero-padded src rows. Rows of 12-20 pixels, 2-3 taps each way at odd
+// and even offsets (dilation along h, pads up to past the kernel), 3-D (kd taps skip planes
+// outside), groups, a partial 32-block of channels, NCX, chunks of one plane and of several, every
+// type; exact on integer data, native bit for bit with the emulation.
+TEST(AmxConv, BackwardWeightsPlanePathIsExact) {
+    int ran = 0;
+    for (const dt_pair &d : dt_pairs)
+        for (int j = 0; j < 6; ++j) {
+            conv_case c;
+            c.dt = d.dt, c.math = d.math;
+            c.mb = 1 + j % 2, c.g = j == 3 ? 2 : 1;
+            c.icg = j % 3 == 0 ? 40 : 3 + j, c.ocg = j % 2 ? 36 : 5;
+            if (j == 4) c.nsp = 3, c.i[0] = 3, c.k[0] = 2, c.pb[0] = 1, c.pe[0] = 0;
+            // (rows that fill a tile step poorly, planes that fill 3/4 or more of theirs)
+            const dim_t widths[] = {14, 20, 14, 14, 14, 12};
+            c.k[1] = 2 + j % 2, c.dl[1] = 1 + (j == 2), c.pb[1] = j % 3, c.pe[1] = (j + 1) % 2;
+            c.k[2] = j == 3 ? 2 : 3, c.pb[2] = j == 5 ? 4 : j % 2, c.pe[2] = j % 3;
+            c.i[1] = 6 + j + (c.k[1] - 1) * c.dl[1] - c.pb[1] - c.pe[1];
+            c.i[2] = widths[j] + (c.k[2] - 1) * c.dl[2] - c.pb[2] - c.pe[2];
+            c.ncx = j == 1;
+            const conv_problem p = make_problem(c);
+            const bwd_weights_plan whole = plan_bwd_weights(p, amx_backend::emulated);
+            for (int64_t chunk : {int64_t(0), whole.owp, 3 * whole.owp}) {
+                c.chunk = chunk;  // 0: the planner's; one plane a chunk; three
+                const bwd_weights_plan pl = plan_bwd_weights(p, amx_backend::emulated, c.chunk);
+                ASSERT_TRUE(pl.rows && pl.plane) << describe(c) << " (must take the plane path)";
+                check_case(c, amx_backend::emulated, 60 + j, true);
+                if (HasFatalFailure()) return;
+                if (native_usable(dot_of(d.math))) {
+                    std::mt19937_64 data_rng(8);
+                    const inputs in = make_inputs(p, data_rng, false);
+                    const buffer nat =
+                        run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
+                    const buffer emu =
+                        run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
+                    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
+                }
+                ++ran;
+            }
+        }
+    std::printf("[ amx conv ] bwd_weights plane path: %d cases exact\n", ran);
+}
+
 // bwd_weights lets a tap's padded pixels join its sum as zero rows of src when that is exact,
 // which needs diff_dst finite (0 * inf is NaN). An infinity in diff_dst at a corner pixel must
 // reach only the taps whose src pixel for it is inside the image, on both paths (a chunk of the
@@ -402,8 +447,8 @@ TEST(AmxConv, ForwardReadsAlignedSourceInPlaceElseCopies) {
                 c.dir = conv_direction::fwd, c.dt = d.dt, c.math = d.math, c.bias = j % 2;
                 c.mb = 2, c.icg = j == 2 ? 32 : 64, c.ocg = 40, c.g = j == 2 ? 2 : 1;
                 c.i[1] = 6, c.i[2] = 37;
-                if (j == 1) c.k[2] = 3;                  // folded taps
-                if (j != 1) c.s[1] = c.s[2] = 2;         // ResNet's strided 1x1
+                if (j == 1) c.k[2] = 3;           // folded taps
+                if (j != 1) c.s[1] = c.s[2] = 2;  // ResNet's strided 1x1
                 c.ncx = j == 3;
                 const conv_problem p = make_problem(c);
                 const fwd_plan pl = plan_fwd(p, backend);

@@ -198,19 +198,34 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
     // The rows path: with more than one tap (one tap interleaves its pixels once anyway), when
     // a row fills at least 3/4 of its tile steps (K = a row: 14 pixels would use 14 of 32) and
     // its copy stays within the scratch bound.
-    const int64_t row_steps = div_up(padded_k(p.o[2]), k_step) * k_step;
-    if (p.s[2] == 1 && p.ksp() > 1 && 4 * p.o[2] >= 3 * row_steps && p.o[2] <= 4096) {
-        // K per row: even, or a whole number of tile steps when that adds at most a quarter
-        // (a row of 56 as 32 + 24 would reconfigure the tiles twice per call, for the tail).
-        const int64_t steps = div_up(p.o[2], k_step) * k_step;
-        pl.owp = 4 * steps <= 5 * p.o[2] ? steps : padded_k(p.o[2]);
+    // K per unit: even, or a whole number of tile steps when that adds at most a quarter (a
+    // row of 56 as 32 + 24 would reconfigure the tiles twice per call, for the tail).
+    auto unit_k = [](int64_t n) {
+        const int64_t steps = div_up(n, k_step) * k_step;
+        return 4 * steps <= 5 * n ? steps : padded_k(n);
+    };
+    // The fraction of its tile steps a unit's useful K fills.
+    auto fill = [](int64_t useful, int64_t k) {
+        return double(useful) / double(div_up(k, k_step) * k_step);
+    };
+    const int64_t wq = p.o[2] + (p.k[2] - 1) * p.dl[2], plane_k = (p.o[1] - 1) * wq + p.o[2];
+    const bool plane = p.s[1] == 1 && p.o[1] > 1 && plane_k <= (int64_t(1) << 20) &&
+                       fill(p.o[1] * p.o[2], unit_k(plane_k)) > fill(p.o[2], unit_k(p.o[2]));
+    const int64_t unit_len = plane ? plane_k : p.o[2];
+    if (p.s[2] == 1 && p.ksp() > 1 &&
+        4 * fill(plane ? p.o[1] * p.o[2] : p.o[2], unit_k(unit_len)) >= 3 &&
+        unit_len <= (plane ? (int64_t(1) << 20) : 4096)) {
+        pl.plane = plane;
+        pl.wq = plane ? wq : 0;
+        pl.hq = plane ? p.o[1] + (p.k[1] - 1) * p.dl[1] : 1;
+        pl.owp = unit_k(unit_len);
         pl.rchunk = std::max<int64_t>(1, pl.chunk / pl.owp);
-        const int64_t nrows = p.mb * p.o[0] * p.o[1];
-        pl.rnchunks = div_up(nrows, pl.rchunk);
+        pl.rnchunks = div_up(pl.nunits(), pl.rchunk);
         pl.rslices = std::max<int64_t>(1, std::min(pl.slices, pl.rnchunks));
-        // Line elements x[0, Wl): src w = x - pb, zero outside; a tap reads pairs up to
-        // x = (k - 1) * dl + owp (odd alignment).
-        const int64_t wl = (p.k[2] - 1) * p.dl[2] + pl.owp + 2;
+        // Line elements [0, wl): a tap reads pairs from its offset (up to (k_h - 1) * dl_h * wq
+        // + (k_w - 1) * dl_w) through owp more, in the odd alignment one further.
+        const int64_t reach = (plane ? (p.k[1] - 1) * p.dl[1] * wq : 0) + (p.k[2] - 1) * p.dl[2];
+        const int64_t wl = reach + pl.owp + 2;
         pl.np = wl / 2 + 1;
         pl.nicb = div_up(p.icg, ukernel_max_n);
         pl.rsteps = div_up(pl.owp, k_step);
@@ -220,7 +235,7 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
 }
 
 double bwd_weights_plan::rows_scratch_bytes() const {
-    const double lines = double(p.g) * p.mb * p.i[0] * p.i[1] * nicb * 2 * np * 64 * 2;
+    const double lines = double(nlines()) * nicb * 2 * np * 64 * 2;
     const double partials = 4.0 * rslices * p.g * p.ksp() * p.icg * p.ocg;
     return lines + partials +
            nthr * (2.0 * p.ocg * rchunk * rsteps * k_step + 16.0 * rchunk +
@@ -474,32 +489,39 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
     const int64_t blk = 2 * pl.np * 2 * ukernel_max_n;  // a 32-channel block of a line
-    const int64_t line = pl.nicb * blk, nlines = p.g * p.mb * p.i[0] * p.i[1];
+    const int64_t line = pl.nicb * blk, nlines = pl.nlines();
     scratch_buffer<uint16_t> lines(size_t(nlines * line));
     std::atomic<bool> finite{true};
 
-    // 1. src as lines of pixel pairs, [g][n][d][h][ic block][alignment][pair][32][2]: element x
-    // (src w = x - pb, zero outside) at pair x / 2 of the even alignment and (x - 1) / 2 of the
-    // odd one. And the finiteness of src and diff_dst.
+    // 1. src as lines of pixel pairs, [g][n][d][h][ic block][alignment][pair][32][2] (planes:
+    // [g][n][d][..]): element x (src w = x - pb, zero outside; planes: row x / wq, h = that row
+    // - pb_h, w = x % wq - pb_w) at pair x / 2 of the even alignment and (x - 1) / 2 of the odd
+    // one. And the finiteness of src and diff_dst.
+    const int64_t line_rows = pl.plane ? 1 : p.i[1];  // src rows per (g, n, d) of lines
     parallel(pl.nthr, [&](int ithr, int nthr) {
         pixel_slots px(p, pl.dot, pl.backend);
         bool ok = true;
         int64_t l0, l1;
         balance211(nlines, nthr, ithr, l0, l1);
         for (int64_t l = l0; l < l1; ++l) {
-            const int64_t ih = l % p.i[1], id = (l / p.i[1]) % p.i[0],
-                          n = (l / (p.i[1] * p.i[0])) % p.mb, g = l / (p.i[1] * p.i[0] * p.mb);
+            const int64_t ih0 = l % line_rows, id = (l / line_rows) % p.i[0],
+                          n = (l / (line_rows * p.i[0])) % p.mb,
+                          g = l / (line_rows * p.i[0] * p.mb);
             uint16_t *out = lines.data() + l * line;
-            const int64_t base0 =
-                n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] + g * p.icg * p.src.c;
-            // Element x's channels (zeros outside the row), converted at most once: x is
+            const int64_t base0 = n * p.src.n + id * p.src.sp[0] + g * p.icg * p.src.c;
+            // Element x's channels (zeros outside the image), converted at most once: x is
             // visited in order and each pair needs x and x + 1.
             const uint16_t *v[2] = {px.zeros(), px.zeros()};
             auto element = [&](int64_t x, int slot) -> const uint16_t * {
-                const int64_t iw = x - p.pb[2];
-                if (iw < 0 || iw >= p.i[2]) return px.zeros();
-                const uint16_t *e =
-                    px.view(args.src, base0 + iw * p.src.sp[2], p.src.c, p.icg, slot);
+                int64_t ih = ih0, iw = x - p.pb[2];
+                if (pl.plane) {
+                    const int64_t r = x / pl.wq;
+                    if (r >= pl.hq) return px.zeros();
+                    ih = r - p.pb[1], iw = x % pl.wq - p.pb[2];
+                }
+                if (ih < 0 || ih >= p.i[1] || iw < 0 || iw >= p.i[2]) return px.zeros();
+                const uint16_t *e = px.view(args.src, base0 + ih * p.src.sp[1] + iw * p.src.sp[2],
+                                            p.src.c, p.icg, slot);
                 ok = ok && px.ops.all_finite(e, p.icg, pl.dot);
                 return e;
             };
@@ -533,10 +555,12 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     });
     if (!finite) return false;
 
-    // 2. Per (slice, group): chunks of output rows; per chunk diff_dst^T, then per tap one
-    // brgemm per 32 x 32 block over the rows whose src line is inside (K = a row).
+    // 2. Per (slice, group): chunks of units (output rows, or planes); per chunk diff_dst^T,
+    // then per tap one brgemm per 32 x 32 block over the units whose src line is inside (K = a
+    // unit).
     scratch_buffer<float> partials(size_t(pl.rslices * p.g * wgroup));  // [tap][ocg][icg]
-    const int64_t items = pl.rslices * p.g, nrows = p.mb * p.o[0] * p.o[1];
+    const int64_t items = pl.rslices * p.g, nrows = pl.nunits();
+    const int64_t unit_rows = pl.plane ? p.o[1] : 1;  // output rows per unit
     parallel(
         pl.nthr,
         [&](int ithr, int nthr) {
@@ -570,14 +594,20 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 for (int64_t c = c0; c < c1; ++c) {
                     const int64_t row0 = c * pl.rchunk, R = std::min(pl.rchunk, nrows - row0);
                     for (int64_t r = 0; r < R; ++r) {  // diff_dst^T, pixel pairs per 32 bits
-                        const int64_t q = row0 + r, oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
-                                      n = q / (p.o[1] * p.o[0]);
-                        const int64_t d0 =
-                            n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg * p.dst.c;
-                        // Pixel ow of the row, or zeros past it (up to owp).
-                        auto pixel = [&](int64_t ow, int slot) -> const uint16_t * {
-                            if (ow >= p.o[2]) return px.zeros();
-                            return px.view(args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg, slot);
+                        // The unit's first row (n, od, oh0); a plane's rows are wq apart.
+                        const int64_t f = (row0 + r) * unit_rows;  // (n, od, oh0) flattened
+                        const int64_t oh0 = f % p.o[1], od = (f / p.o[1]) % p.o[0],
+                                      n = f / (p.o[1] * p.o[0]);
+                        const int64_t d0 = n * p.dst.n + od * p.dst.sp[0] + oh0 * p.dst.sp[1] +
+                                           g * p.ocg * p.dst.c;
+                        // Element e of the unit, or zeros in the columns past o_w and past
+                        // the unit (up to its steps).
+                        auto pixel = [&](int64_t e, int slot) -> const uint16_t * {
+                            int64_t oh = 0, ow = e;
+                            if (pl.plane) oh = e / pl.wq, ow = e % pl.wq;
+                            if (oh >= unit_rows || ow >= p.o[2]) return px.zeros();
+                            return px.view(args.dst, d0 + oh * p.dst.sp[1] + ow * p.dst.sp[2],
+                                           p.dst.c, p.ocg, slot);
                         };
                         for (int64_t st = 0; st < pl.rsteps; ++st) {
                             pair_columns cols(px.ops, p.ocg,
@@ -593,19 +623,24 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                     for (int64_t t = 0; t < ksp; ++t) {
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
                                       kw = t % p.k[2];
-                        const int64_t x0 = kw * p.dl[2];  // line element of ow = 0
+                        // The line element of the unit's element 0 (rows: ow = 0; planes: also
+                        // oh = 0, the taps' rows being rows of the line).
+                        const int64_t x0 = kw * p.dl[2] + (pl.plane ? kh * p.dl[1] * pl.wq : 0);
                         const int64_t align = x0 & 1, pair0 = align ? (x0 - 1) / 2 : x0 / 2;
                         int nb = 0;
                         for (int64_t r = 0; r < R; ++r) {
-                            const int64_t q = row0 + r, oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
-                                          n = q / (p.o[1] * p.o[0]);
+                            const int64_t f = (row0 + r) * unit_rows;  // (n, od, oh) flattened
+                            const int64_t oh = f % p.o[1], od = (f / p.o[1]) % p.o[0],
+                                          n = f / (p.o[1] * p.o[0]);
                             const int64_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0],
                                           ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                            if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) continue;
+                            if (id < 0 || id >= p.i[0]) continue;
+                            if (!pl.plane && (ih < 0 || ih >= p.i[1])) continue;
                             a_off[size_t(nb)] = r * pl.rsteps * a_block;
+                            const int64_t l =
+                                ((g * p.mb + n) * p.i[0] + id) * line_rows + (pl.plane ? 0 : ih);
                             line_of[size_t(nb++)] =
-                                (((g * p.mb + n) * p.i[0] + id) * p.i[1] + ih) * line +
-                                (align * pl.np + pair0) * 2 * ukernel_max_n;
+                                l * line + (align * pl.np + pair0) * 2 * ukernel_max_n;
                         }
                         if (nb == 0) continue;
                         a.batch = nb;

@@ -38,12 +38,23 @@ struct bwd_weights_plan {
     /// tap's B is a pointer into them instead of a per-tap interleave. Taken when the data are
     /// finite (padding then joins as exact zeros); else the pixel path above.
     bool rows = false;
-    int64_t owp = 0;     // output row length, rounded up to even
-    int64_t rchunk = 0;  // output rows per K chunk
+    /// The rows path over whole planes (h stride 1 too): a unit of K is an output plane (n, od)
+    /// with its rows wq elements apart (o_w plus the taps' reach; the columns past o_w are zero
+    /// in diff_dst^T), and a src line is a plane of zero-padded rows wq apart, so that every
+    /// (kh, kw) tap reads one run of it, kh * dl_h * wq + kw * dl_w elements on. Rows of 14
+    /// pixels (ResNet-50's res4) filled 14 of a tile step's 32 K elements; a plane of them with
+    /// rows 16 apart fills 7/8 of its steps.
+    bool plane = false;
+    int64_t wq = 0;      // plane: elements between rows (of a unit and of a line)
+    int64_t hq = 1;      // plane: rows of a line
+    int64_t owp = 0;     // elements of K per unit (a row, or a plane), rounded up to even
+    int64_t rchunk = 0;  // units (rows, or planes) per K chunk
     int64_t rnchunks = 0, rslices = 1;
     int64_t np = 0;      // pixel pairs per alignment of a src line
     int64_t nicb = 0;    // 32-channel blocks of icg
-    int64_t rsteps = 0;  // tile steps per output row (owp / 32, rounded up)
+    int64_t rsteps = 0;  // tile steps per unit (owp / 32, rounded up)
+    int64_t nunits() const { return plane ? p.mb * p.o[0] : p.mb * p.o[0] * p.o[1]; }
+    int64_t nlines() const { return p.g * p.mb * p.i[0] * (plane ? 1 : p.i[1]); }
     double rows_scratch_bytes() const;
     /// Bytes of scratch one execution allocates (the slices' partial sums, the per-thread
     /// packed chunk and pixel lists).
