@@ -141,6 +141,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 const int64_t t0 = run * ukernel_max_m;
                 if (t0 >= count) continue;
                 a.M = int(std::min<int64_t>(ukernel_max_m, count - t0));
+                const int run_pixels = a.M;  // per row
                 // The second row of a pair: s_h src rows on, one diff_dst row on.
                 const bool two_rows = pl.hpair && ih + p.s[1] < p.i[1];
                 a.m0 = two_rows ? a.M : 0;
@@ -173,9 +174,11 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                     to.out = args.out;
                     to.base = n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1] +
                               (phase + p.s[2] * t0) * p.src.sp[2] + ic * p.src.c;
-                    to.row_stride = p.s[2] * p.src.sp[2];
+                    // (Strides only where a row has several pixels, or there is a second row:
+                    // a stride of 2^62 times a pixel's would overflow, unused.)
+                    to.row_stride = run_pixels > 1 ? p.s[2] * p.src.sp[2] : 0;
                     to.col_stride = p.src.c;
-                    to.base1 = to.base + p.s[1] * p.src.sp[1];  // (the second row, if any)
+                    to.base1 = two_rows ? to.base + p.s[1] * p.src.sp[1] : 0;
                     if (nb == 0) {  // no tap reaches these pixels: zeros (plus the bias)
                         pipe.zeros(a, to);
                         continue;
