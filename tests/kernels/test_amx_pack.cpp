@@ -2,6 +2,7 @@
 // stride pattern, the zero pad of odd K, rounding to nearest even, bad input.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -115,9 +116,9 @@ TEST(AmxPack, BadInputIsAnError) {
 }  // namespace
 }  // namespace convgrad::detail::amx
 
-// The pair ops of the backward-weights packers (amx_pair_ops.hpp): the portable ones against
-// their definitions, and the native (AVX-512) ones byte for byte against the portable ones,
-// over every channel count through two vectors plus a tail and every count of pairs in a block.
+// The pair ops of the packers (amx_pair_ops.hpp): the portable ones against their definitions,
+// and the native (AVX-512) ones byte for byte against the portable ones, over every channel
+// count through two vectors plus a tail and every count of pairs (rows) in a block.
 namespace convgrad::detail::amx {
 namespace {
 
@@ -158,6 +159,27 @@ TEST(AmxPairOps, NativeAndPortableWriteTheSameBytes) {
                 native->transpose_pairs(px, pairs, n, tb.data(), ld);
                 ASSERT_EQ(ta, tb) << "transpose n = " << n << ", pairs = " << pairs;
                 ++compared;
+            }
+        }
+        for (int nrows = 1; nrows <= 16; ++nrows) {
+            // rows at odd 16-bit offsets: no alignment
+            const uint32_t *rows[16];
+            std::vector<uint16_t> words(size_t(2 * (16 * 80 + 2)));
+            for (size_t x = 0; x < words.size(); ++x) words[x] = uint16_t(rng());
+            for (int j = 0; j < nrows; ++j)
+                rows[j] = reinterpret_cast<const uint32_t *>(words.data() + 1 + j * 2 * n);
+            const int64_t ld = 21;
+            std::vector<uint32_t> wa(size_t(n * ld), 7u), wb = wa;
+            portable.transpose_words(rows, nrows, n, wa.data(), ld);
+            for (int64_t c = 0; c < n; ++c)
+                for (int j = 0; j < nrows; ++j) {
+                    uint32_t want;
+                    std::memcpy(&want, words.data() + 1 + j * 2 * n + 2 * c, 4);
+                    ASSERT_EQ(wa[size_t(c * ld + j)], want);
+                }
+            if (native) {
+                native->transpose_words(rows, nrows, n, wb.data(), ld);
+                ASSERT_EQ(wa, wb) << "transpose_words n = " << n << ", rows = " << nrows;
             }
         }
         std::vector<uint16_t> v(pixels.begin(), pixels.begin() + n);

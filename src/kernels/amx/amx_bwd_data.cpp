@@ -96,7 +96,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
         for (int64_t gt = t0; gt < t1; ++gt)
-            pack_tap_weights(p, args.wei, pl.dot, true, gt / ksp, gt % ksp, pl.ocp, wpack.data());
+            pack_tap_weights(p, args.wei, pl.dot, true, gt / ksp, gt % ksp, pl.ocp, wpack.data(),
+                             pair_ops_for(pl.backend));
     });
 
     // 2. Per (group, image, src row, w phase, run): all ic blocks, one brgemm over the taps

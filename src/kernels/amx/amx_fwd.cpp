@@ -98,7 +98,8 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
         for (int64_t gt = t0; gt < t1; ++gt)
-            pack_tap_weights(p, args.wei, pl.dot, false, gt / ksp, gt % ksp, pl.icp, wpack.data());
+            pack_tap_weights(p, args.wei, pl.dot, false, gt / ksp, gt % ksp, pl.icp, wpack.data(),
+                             pair_ops_for(pl.backend));
     });
 
     // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps. Each

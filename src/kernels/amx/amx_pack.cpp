@@ -111,7 +111,18 @@ bool all_finite_portable(const uint16_t *v, int64_t n, amx_dot dot) {
     return most < inf;
 }
 
-const pair_ops portable_ops{interleave_portable, transpose_pairs_portable, all_finite_portable};
+void transpose_words_portable(const uint32_t *const *rows, int nrows, int64_t n, uint32_t *out,
+                              int64_t ld) {
+    for (int j = 0; j < nrows; ++j)
+        for (int64_t c = 0; c < n; ++c) {
+            uint32_t w;
+            std::memcpy(&w, rows[j] + c, 4);  // (rows need no alignment)
+            std::memcpy(out + c * ld + j, &w, 4);
+        }
+}
+
+const pair_ops portable_ops{interleave_portable, transpose_pairs_portable, all_finite_portable,
+                            transpose_words_portable};
 
 }  // namespace
 

@@ -97,7 +97,20 @@ bool all_finite(const uint16_t *v, int64_t n, amx_dot dot) {
     return bad == 0;
 }
 
-const pair_ops ops{interleave, transpose_pairs, all_finite};
+void transpose_words(const uint32_t *const *rows, int nrows, int64_t n, uint32_t *out, int64_t ld) {
+    const __mmask16 cols = mask16(nrows);
+    for (int64_t c0 = 0; c0 < n; c0 += 16) {
+        const __mmask16 k = mask16(n - c0);
+        __m512i r[16];
+        for (int j = 0; j < 16; ++j)
+            r[j] = j < nrows ? _mm512_maskz_loadu_epi32(k, rows[j] + c0) : _mm512_setzero_si512();
+        transpose16(r);  // r[c]: word c0 + c of every row
+        const int64_t m = std::min<int64_t>(16, n - c0);
+        for (int64_t c = 0; c < m; ++c) _mm512_mask_storeu_epi32(out + (c0 + c) * ld, cols, r[c]);
+    }
+}
+
+const pair_ops ops{interleave, transpose_pairs, all_finite, transpose_words};
 
 }  // namespace
 
