@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/float_convert.hpp"
+#include "kernels/amx/amx_bwd_data.hpp"
 #include "kernels/amx/amx_bwd_weights.hpp"
 #include "kernels/amx/amx_conv_kernels.hpp"
 #include "kernels/amx/amx_fwd.hpp"
@@ -473,6 +474,48 @@ TEST(AmxConv, ForwardReadsAlignedSourceInPlaceElseCopies) {
                 }
             }
     std::printf("[ amx conv ] fwd: %d runs read src in place, %d copied it\n", in_place, copied);
+    ASSERT_GT(in_place, 0);
+}
+
+// The same for the backward-data kernel's diff_dst, which needs no margin with 1x1 kernels:
+// stride 1 and 2 (two rows of one h phase per call), a group offset of 32 channels, NCX (never
+// in place); the same diff_dst at a 16-byte offset copies.
+TEST(AmxConv, BackwardDataReadsAlignedDiffDstInPlaceElseCopies) {
+    int in_place = 0, copied = 0;
+    for (const dt_pair &d : dt_pairs)
+        for (int j = 0; j < 4; ++j)
+            for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+                if (backend == amx_backend::native && !native_usable(dot_of(d.math))) continue;
+                conv_case c;
+                c.dir = conv_direction::bwd_data, c.dt = d.dt, c.math = d.math, c.bias = j % 2;
+                c.mb = 2, c.ocg = j == 2 ? 32 : 64, c.icg = 40, c.g = j == 2 ? 2 : 1;
+                c.i[1] = 6, c.i[2] = j == 1 ? 13 : 37;
+                if (j != 0) c.s[1] = c.s[2] = 2;
+                c.ncx = j == 3;
+                const conv_problem p = make_problem(c);
+                const bwd_data_plan pl = plan_bwd_data(p, backend);
+                ASSERT_EQ(pl.in_place, d.dt == d.math && j != 3) << describe(c);
+                std::mt19937_64 rng(31 + j);
+                const inputs in = make_inputs(p, rng, true);
+                const buffer want = run(p, in, nullptr);
+                const auto k = make_conv_kernel(p, backend);
+                for (size_t shift : {size_t(0), size_t(16)}) {
+                    testing::aligned_bytes dst(in.dst.bytes.size() + 64);
+                    std::memcpy(dst.data() + shift, in.dst.bytes.data(), in.dst.bytes.size());
+                    buffer out(p.dt, want.count());
+                    conv_args a;
+                    a.dst = dst.data() + shift;
+                    a.wei = in.wei.bytes.data();
+                    a.bias = in.bias.bytes.data();
+                    a.out = out.bytes.data();
+                    k->execute(a);
+                    for (dim_t o : output_offsets(p))
+                        ASSERT_EQ(out.get(o), want.get(o)) << describe(c) << " shift " << shift;
+                    (pl.in_place && shift == 0 ? in_place : copied)++;
+                }
+            }
+    std::printf("[ amx conv ] bwd_data: %d runs read diff_dst in place, %d copied it\n", in_place,
+                copied);
     ASSERT_GT(in_place, 0);
 }
 

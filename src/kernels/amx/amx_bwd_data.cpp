@@ -54,6 +54,10 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
                     ? p.s[1] * (p.i[1] / (2 * p.s[1])) + std::min(p.s[1], p.i[1] % (2 * p.s[1]))
                     : p.i[1];
     pl.nthr = threads_for(p.macs());
+    bool no_margin = true;
+    for (int x = 0; x < 3; ++x) no_margin = no_margin && pl.lo[x] == 0 && pl.op[x] == p.o[x];
+    const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+    pl.in_place = no_margin && p.dt == tile_dt && p.dst.c == 1 && p.ocg % 2 == 0;
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.ocp * p.icg, 2.0 * p.mb * pl.op[0] * pl.op[1] * pl.op[2] * pl.ocp,
         p.mb * p.i[0] * pl.hunits * std::min(p.s[2], p.i[2]) * pl.wruns,
@@ -66,8 +70,16 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     // Weights in 32-column blocks of VNNI pairs (amx_blocking.hpp), K over the output channels.
     const int64_t ksp = p.ksp(), ldb = 2 * ukernel_max_n, tap_b = pl.ocp / 2 * ldb;
     const int64_t nblk = div_up(p.icg, ukernel_max_n);
-    const int64_t row = pl.op[2] * pl.ocp, plane = pl.op[1] * row, image = pl.op[0] * plane;
-    scratch_buffer<uint16_t> ydst(size_t(p.g * p.mb * image));
+    const bool in_place = pl.in_place && reinterpret_cast<uintptr_t>(args.dst) % 64 == 0 &&
+                          (p.dst.sp[2] * 2) % 64 == 0 && (p.g == 1 || (p.ocg * 2) % 64 == 0);
+    // A: the margined copy, [g][n][d][h][w][ocp], or diff_dst itself; elements between pixels
+    // along each axis, between images and between groups.
+    const int64_t crow = pl.op[2] * pl.ocp, cplane = pl.op[1] * crow, cimage = pl.op[0] * cplane;
+    const int64_t pixel = in_place ? p.dst.sp[2] : pl.ocp, row = in_place ? p.dst.sp[1] : crow,
+                  plane = in_place ? p.dst.sp[0] : cplane, image = in_place ? p.dst.n : cimage,
+                  group = in_place ? p.ocg : p.mb * cimage;
+    scratch_buffer<uint16_t> ydst(size_t(in_place ? 0 : p.g * p.mb * cimage));
+    const uint16_t *const a_data = in_place ? static_cast<const uint16_t *>(args.dst) : ydst.data();
     scratch_buffer<uint16_t> wpack(size_t(p.g * nblk * ksp * tap_b));
     scratch_buffer<float> bias(size_t(p.with_bias ? p.g * p.icg : 0));
     if (p.with_bias) load_elements(p.dt, args.bias, p.bias_stride, p.g * p.icg, bias.data());
@@ -76,7 +88,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     const bool dense_rows = p.g == 1 && pl.ocp == p.ocg && p.dst.c == 1 && p.dst.sp[2] == p.ocg;
 
     // 1. The zero-margined copy of diff_dst and the transposed VNNI weights.
-    const int64_t rows = p.g * p.mb * pl.op[0] * pl.op[1];
+    const int64_t rows = in_place ? 0 : p.g * p.mb * pl.op[0] * pl.op[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
         balance211(rows, nthr, ithr, r0, r1);
@@ -85,8 +97,8 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             const int64_t hp = r % pl.op[1], dp = (r / pl.op[1]) % pl.op[0];
             const int64_t n = (r / (pl.op[1] * pl.op[0])) % p.mb;
             const int64_t g = r / (pl.op[1] * pl.op[0] * p.mb);
-            uint16_t *out = ydst.data() + r * row;
-            std::fill(out, out + row, uint16_t(0));
+            uint16_t *out = ydst.data() + r * crow;
+            std::fill(out, out + crow, uint16_t(0));
             const int64_t od = dp - pl.lo[0], oh = hp - pl.lo[1];
             if (od < 0 || od >= p.o[0] || oh < 0 || oh >= p.o[1]) continue;
             io.copy_line(p.dt, args.dst, n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1],
@@ -121,7 +133,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             a.K = int(p.ocg);
             a.A = A;
             a.B = B;
-            a.lda = pl.ocp;
+            a.lda = pixel;
             a.ldb = ldb;
             for (int64_t unit = i0; unit < i1; ++unit) {
                 const int64_t item = pl.blocks_outer ? unit % items : unit;
@@ -148,7 +160,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 a.m0 = two_rows ? a.M : 0;
                 a.a1_offset = two_rows ? row : 0;
                 if (two_rows) a.M *= 2;
-                const uint16_t *img = ydst.data() + (g * p.mb + n) * image;
+                const uint16_t *img = a_data + g * group + n * image;
                 int nb = 0;
                 for (int64_t t = 0; t < ksp; ++t) {
                     const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
@@ -160,7 +172,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                         continue;
                     const int64_t jd = ed / p.s[0] + pl.lo[0], jh = eh / p.s[1] + pl.lo[1],
                                   jw = ew / p.s[2] + t0 + pl.lo[2];
-                    A[nb] = img + jd * plane + jh * row + jw * pl.ocp;
+                    A[nb] = img + jd * plane + jh * row + jw * pixel;
                     taps[size_t(nb++)] = t;
                 }
                 a.batch = nb;

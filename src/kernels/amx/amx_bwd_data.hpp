@@ -23,6 +23,10 @@ struct bwd_data_plan {
     int64_t ocp = 0;            // channels of a copied dst pixel: ocg rounded up to even
     int64_t wruns = 0;          // runs of up to 32 pixels in the largest w phase
     bool blocks_outer = false;  // ic blocks outside the pixel runs (amx_blocking.hpp)
+    /// A may be read from diff_dst itself, no copy (as the forward kernel's src): no margin is
+    /// needed (1x1 kernels), diff_dst has the tiles' type, contiguous channels and an even count
+    /// per group; taken when its rows are also 64-byte aligned (checked per execution).
+    bool in_place = false;
     /// With `hpair` (w phases of at most 16 pixels) a call takes two src rows, ih and ih + s_h
     /// when there is one: the same taps reach both, one diff_dst row apart (as the forward
     /// kernel's two rows per call). Its first rows are those with (ih / s_h) even.
