@@ -95,6 +95,25 @@ struct pixel_slots {
     }
 };
 
+// Work items of the two multi-tap paths: (slice, group, tap part). A slice is a partial sum of
+// all the weights; when there are too few slices and groups for the threads (few pixels, many
+// weights: HiFi-GAN's 16-tap layer has one slice), each takes part of the taps, each tap's sums
+// still the work of one item in chunk order: the same bits on any number of threads. Each part
+// transposes diff_dst for its chunks itself.
+struct tap_split {
+    int64_t slices, g, parts;
+    tap_split(int64_t sl, int64_t groups, int64_t ksp)
+        : slices(sl), g(groups), parts(std::clamp<int64_t>(div_up(4, sl * groups), 1, ksp)) {}
+    int64_t items() const { return slices * g * parts; }
+    /// Item i's slice, group and taps [t0, t1).
+    void decode(int64_t i, int64_t ksp, int64_t &slice, int64_t &grp, int64_t &t0,
+                int64_t &t1) const {
+        const int64_t part = i % parts, sg = i / parts;
+        slice = sg / g, grp = sg % g;
+        balance211(ksp, int(parts), int(part), t0, t1);
+    }
+};
+
 // Pixel pairs into the columns of a transposed panel, a block of max_transposed_pairs pairs at a
 // time: add(v0, v1) queues a pair (views that stay valid until the block is written: slots
 // 2j and 2j + 1 of px), flush() writes the queued pairs.
@@ -248,7 +267,8 @@ namespace {
 void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partials) {
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
-    const int64_t items = pl.slices * p.g;
+    const tap_split split(pl.slices, p.g, ksp);
+    const int64_t items = split.items();
 
     parallel(
         pl.nthr,
@@ -273,9 +293,10 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
             a.B = &Bp;
             a.accumulate = true;
             for (int64_t item = i0; item < i1; ++item) {
-                const int64_t slice = item / p.g, g = item % p.g;
-                float *C = partials + item * wgroup;
-                std::fill(C, C + wgroup, 0.f);
+                int64_t slice, g, tap0, tap1;
+                split.decode(item, ksp, slice, g, tap0, tap1);
+                float *C = partials + (slice * p.g + g) * wgroup;
+                std::fill(C + tap0 * p.ocg * p.icg, C + tap1 * p.ocg * p.icg, 0.f);
                 int64_t c0, c1;
                 balance211(pl.nchunks, int(pl.slices), int(slice), c0, c1);
                 for (int64_t c = c0; c < c1; ++c) {
@@ -301,7 +322,7 @@ void run_pixels(const bwd_weights_plan &pl, const conv_args &args, float *partia
                         }
                         cols.flush();
                     }
-                    for (int64_t t = 0; t < ksp; ++t) {
+                    for (int64_t t = tap0; t < tap1; ++t) {
                         const int64_t tap[3] = {t / (p.k[1] * p.k[2]), (t / p.k[2]) % p.k[1],
                                                 t % p.k[2]};
                         // 2. The tap's source pixel of every output pixel, and which are inside.
@@ -565,7 +586,8 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     // then per tap one brgemm per 32 x 32 block over the units whose src line is inside (K = a
     // unit).
     scratch_buffer<float> partials(size_t(pl.rslices * p.g * wgroup));  // [tap][ocg][icg]
-    const int64_t items = pl.rslices * p.g, nrows = pl.nunits();
+    const tap_split split(pl.rslices, p.g, ksp);
+    const int64_t items = split.items(), nrows = pl.nunits();
     const int64_t unit_rows = pl.plane ? p.o[1] : 1;  // output rows per unit
     parallel(
         pl.nthr,
@@ -592,9 +614,10 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             a.B = B;
             a.accumulate = true;
             for (int64_t item = i0; item < i1; ++item) {
-                const int64_t slice = item / p.g, g = item % p.g;
-                float *C = partials.data() + item * wgroup;
-                std::fill(C, C + wgroup, 0.f);
+                int64_t slice, g, tap0, tap1;
+                split.decode(item, ksp, slice, g, tap0, tap1);
+                float *C = partials.data() + (slice * p.g + g) * wgroup;
+                std::fill(C + tap0 * p.ocg * p.icg, C + tap1 * p.ocg * p.icg, 0.f);
                 int64_t c0, c1;
                 balance211(pl.rnchunks, int(pl.rslices), int(slice), c0, c1);
                 for (int64_t c = c0; c < c1; ++c) {
@@ -626,7 +649,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                             cols.flush();
                         }
                     }
-                    for (int64_t t = 0; t < ksp; ++t) {
+                    for (int64_t t = tap0; t < tap1; ++t) {
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],
                                       kw = t % p.k[2];
                         // The line element of the unit's element 0 (rows: ow = 0; planes: also
