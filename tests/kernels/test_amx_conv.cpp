@@ -278,6 +278,34 @@ TEST(AmxConv, BitIdenticalForOneAndTwoThreads) {
     }
 }
 
+// A weight gradient of one slice (36 pixels: one chunk) splits its 9 taps over work items: the
+// same bytes on 1, 2 and 3 threads, and the reference's on integer data, on both of its paths
+// (the rows path over planes, and the pixel path when the rows path is refused: stride 2).
+TEST(AmxConv, OneSliceSplitsItsTapsBitIdentically) {
+    const int saved = omp_get_max_threads();
+    for (dim_t stride : {dim_t(1), dim_t(2)}) {
+        conv_case c;
+        c.mb = 1, c.icg = 20, c.ocg = 36, c.i[1] = 6 * stride, c.i[2] = 6 * stride;
+        c.k[1] = c.k[2] = 3, c.s[1] = c.s[2] = stride;
+        c.pb[1] = c.pb[2] = 1, c.pe[1] = c.pe[2] = stride == 1 ? 1 : 0;
+        const conv_problem p = make_problem(c);
+        const bwd_weights_plan pl = plan_bwd_weights(p, amx_backend::emulated);
+        ASSERT_EQ(pl.rows ? pl.rslices : pl.slices, 1) << describe(c);
+        check_case(c, amx_backend::emulated, 17, true);
+        if (HasFatalFailure()) return;
+        std::mt19937_64 rng(4);
+        const inputs in = make_inputs(p, rng, false);
+        std::vector<testing::aligned_bytes> results;
+        for (int nthr : {1, 2, 3}) {
+            omp_set_num_threads(nthr);
+            results.push_back(run(p, in, make_conv_kernel(p, amx_backend::emulated).get()).bytes);
+        }
+        omp_set_num_threads(saved);
+        for (size_t j = 1; j < results.size(); ++j)
+            ASSERT_EQ(results[j], results[0]) << describe(c) << " run " << j;
+    }
+}
+
 // bwd_weights' rows path (w stride 1, several taps, rows that fill their tile steps): K runs
 // along whole output rows, B points into src lines of pixel pairs in both alignments. Rows of
 // 24-64 pixels (odd and even, padded to 32 or to even), 2-4 w taps at odd and even offsets
