@@ -547,6 +547,41 @@ TEST(AmxConv, BackwardDataReadsAlignedDiffDstInPlaceElseCopies) {
     ASSERT_GT(in_place, 0);
 }
 
+// The rows path's zero columns of diff_dst^T (past a row, and a plane's columns past o_w) meet
+// src values of the next row there: exact only for finite src too. An infinity in src at the
+// last pixel of a row must reach only the taps that read it, on the rows path (24-pixel rows,
+// padded to 32), the plane path (short rows) and the pixel path (chunks of 2 pixels).
+TEST(AmxConv, InfiniteSrcReachesOnlyTheTapsThatReadIt) {
+    for (int shape = 0; shape < 3; ++shape)
+        for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+            if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+            conv_case c;
+            c.mb = 1, c.icg = 3, c.ocg = 5, c.k[1] = c.k[2] = 3;
+            c.i[1] = shape == 1 ? 10 : 4, c.i[2] = shape == 0 ? 24 : 14;
+            c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = shape == 2 ? 2 : 0;
+            const conv_problem p = make_problem(c);
+            if (shape < 2) {
+                const bwd_weights_plan pl = plan_bwd_weights(p, backend);
+                ASSERT_TRUE(pl.rows && pl.plane == (shape == 1)) << describe(c);
+            }
+            std::mt19937_64 rng(12);
+            inputs in = make_inputs(p, rng, true);
+            for (dim_t x = 0; x < in.dst.count(); ++x) in.dst.set(x, 1 + x % 3);  // no zeros
+            in.src.set((p.i[2] - 1) * p.src.sp[2], INFINITY);  // row 0's last pixel, channel 0
+            const auto k = make_conv_kernel(p, backend, c.chunk);
+            const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+            int finite = 0;
+            for (dim_t o : output_offsets(p)) {
+                finite += std::isfinite(want.get(o));
+                ASSERT_EQ(std::isnan(got.get(o)), std::isnan(want.get(o))) << describe(c) << o;
+                if (!std::isnan(want.get(o))) {
+                    ASSERT_EQ(got.get(o), want.get(o)) << describe(c) << " at " << o;
+                }
+            }
+            ASSERT_GT(finite, 0) << "the weights that never read the pixel stay finite";
+        }
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;

@@ -525,6 +525,11 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     // - pb_h, w = x % wq - pb_w) at pair x / 2 of the even alignment and (x - 1) / 2 of the odd
     // one. And the finiteness of src and diff_dst.
     const int64_t line_rows = pl.plane ? 1 : p.i[1];  // src rows per (g, n, d) of lines
+    // Tensors of the tiles' type with contiguous channels are read in place (pixel_slots::view)
+    // and checked for finiteness a row of pixels per call, not a pixel per call.
+    const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+    const bool direct_src = p.dt == tile_dt && p.src.c == 1,
+               direct_dst = p.dt == tile_dt && p.dst.c == 1;
     parallel(pl.nthr, [&](int ithr, int nthr) {
         pixel_slots px(p, pl.dot, pl.backend);
         bool ok = true;
@@ -549,9 +554,15 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 if (ih < 0 || ih >= p.i[1] || iw < 0 || iw >= p.i[2]) return px.zeros();
                 const uint16_t *e = px.view(args.src, base0 + ih * p.src.sp[1] + iw * p.src.sp[2],
                                             p.src.c, p.icg, slot);
-                ok = ok && px.ops.all_finite(e, p.icg, pl.dot);
+                if (!direct_src) ok = ok && px.ops.all_finite(e, p.icg, pl.dot);
                 return e;
             };
+            // Read in place, the line's src rows are checked a row per call below.
+            if (direct_src)
+                for (int64_t ih = pl.plane ? 0 : ih0; ih < (pl.plane ? p.i[1] : ih0 + 1); ++ih)
+                    ok = ok && px.ops.all_finite_pixels(static_cast<const uint16_t *>(args.src) +
+                                                            base0 + ih * p.src.sp[1],
+                                                        p.i[2], p.src.sp[2], p.icg, pl.dot);
             // Pair j of the even alignment holds (x, x + 1) = (2j, 2j + 1); of the odd one
             // (2j + 1, 2j + 2).
             v[0] = element(0, 0);
@@ -569,14 +580,28 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
             }
         }
         int64_t q0, q1;
-        balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
-        if (q0 < q1) {
-            pixel_walk w(p, q0);
-            for (int64_t q = q0; q < q1 && ok; ++q, w.next())
-                for (int64_t g = 0; g < p.g && ok; ++g) {
-                    const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
-                    ok = px.ops.all_finite(v, p.ocg, pl.dot);
-                }
+        if (direct_dst) {  // rows of diff_dst read in place, a row per call
+            const int64_t nrows = p.mb * p.o[0] * p.o[1];
+            balance211(nrows, nthr, ithr, q0, q1);
+            for (int64_t q = q0; q < q1 && ok; ++q) {
+                const int64_t oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
+                              n = q / (p.o[1] * p.o[0]);
+                for (int64_t g = 0; g < p.g && ok; ++g)
+                    ok = px.ops.all_finite_pixels(static_cast<const uint16_t *>(args.dst) +
+                                                      n * p.dst.n + od * p.dst.sp[0] +
+                                                      oh * p.dst.sp[1] + g * p.ocg,
+                                                  p.o[2], p.dst.sp[2], p.ocg, pl.dot);
+            }
+        } else {
+            balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
+            if (q0 < q1) {
+                pixel_walk w(p, q0);
+                for (int64_t q = q0; q < q1 && ok; ++q, w.next())
+                    for (int64_t g = 0; g < p.g && ok; ++g) {
+                        const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
+                        ok = px.ops.all_finite(v, p.ocg, pl.dot);
+                    }
+            }
         }
         if (!ok) finite = false;
     });

@@ -111,6 +111,13 @@ bool all_finite_portable(const uint16_t *v, int64_t n, amx_dot dot) {
     return most < inf;
 }
 
+bool all_finite_pixels_portable(const uint16_t *v, int64_t pixels, int64_t stride, int64_t n,
+                                amx_dot dot) {
+    bool ok = true;
+    for (int64_t x = 0; x < pixels; ++x) ok = ok && all_finite_portable(v + x * stride, n, dot);
+    return ok;
+}
+
 void transpose_words_portable(const uint32_t *const *rows, int nrows, int64_t n, uint32_t *out,
                               int64_t ld) {
     for (int j = 0; j < nrows; ++j)
@@ -122,7 +129,7 @@ void transpose_words_portable(const uint32_t *const *rows, int nrows, int64_t n,
 }
 
 const pair_ops portable_ops{interleave_portable, transpose_pairs_portable, all_finite_portable,
-                            transpose_words_portable};
+                            all_finite_pixels_portable, transpose_words_portable};
 
 }  // namespace
 

@@ -24,6 +24,9 @@ struct pair_ops {
                             int64_t ld);
     /// No element of v[0, n) is inf or NaN in the tiles' type.
     bool (*all_finite)(const uint16_t *v, int64_t n, amx_dot dot);
+    /// The same for `pixels` runs of n elements, `stride` elements apart (a row of pixels).
+    bool (*all_finite_pixels)(const uint16_t *v, int64_t pixels, int64_t stride, int64_t n,
+                              amx_dot dot);
     /// 32-bit words (pairs of 16-bit elements) transposed: out[c * ld + j] = rows[j][c] for
     /// j < nrows <= 16, c < n (rows need no alignment).
     void (*transpose_words)(const uint32_t *const *rows, int nrows, int64_t n, uint32_t *out,

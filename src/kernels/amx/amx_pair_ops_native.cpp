@@ -85,16 +85,21 @@ void transpose_pairs(const uint16_t *const *px, int pairs, int64_t n, uint16_t *
     }
 }
 
-bool all_finite(const uint16_t *v, int64_t n, amx_dot dot) {
+bool all_finite_pixels(const uint16_t *v, int64_t pixels, int64_t stride, int64_t n, amx_dot dot) {
     const __m512i inf = _mm512_set1_epi16(dot == amx_dot::bf16 ? 0x7f80 : 0x7c00);
     const __m512i magnitude = _mm512_set1_epi16(0x7fff);
     __mmask32 bad = 0;
-    for (int64_t i = 0; i < n; i += 32) {
-        const __m512i x =
-            _mm512_and_si512(_mm512_maskz_loadu_epi16(mask32(n - i), v + i), magnitude);
-        bad |= _mm512_cmpge_epu16_mask(x, inf);
-    }
+    for (int64_t x = 0; x < pixels; ++x, v += stride)
+        for (int64_t i = 0; i < n; i += 32) {
+            const __m512i e =
+                _mm512_and_si512(_mm512_maskz_loadu_epi16(mask32(n - i), v + i), magnitude);
+            bad |= _mm512_cmpge_epu16_mask(e, inf);
+        }
     return bad == 0;
+}
+
+bool all_finite(const uint16_t *v, int64_t n, amx_dot dot) {
+    return all_finite_pixels(v, 1, 0, n, dot);
 }
 
 void transpose_words(const uint32_t *const *rows, int nrows, int64_t n, uint32_t *out, int64_t ld) {
@@ -110,7 +115,7 @@ void transpose_words(const uint32_t *const *rows, int nrows, int64_t n, uint32_t
     }
 }
 
-const pair_ops ops{interleave, transpose_pairs, all_finite, transpose_words};
+const pair_ops ops{interleave, transpose_pairs, all_finite, all_finite_pixels, transpose_words};
 
 }  // namespace
 
