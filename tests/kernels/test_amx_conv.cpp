@@ -582,6 +582,32 @@ TEST(AmxConv, InfiniteSrcReachesOnlyTheTapsThatReadIt) {
         }
 }
 
+// Weights larger than half of L2 with few pixels put the channel blocks outside the pixel runs
+// (amx_blocking.hpp); the forward kernel then copies src whole instead of a band at a time.
+// Both gathers in that order equal the reference on integer data.
+TEST(AmxConv, ChannelBlocksOutsideEqualTheReference) {
+    int ran = 0;
+    for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+        for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+            if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+            conv_case c;
+            c.dir = dir, c.bias = true;
+            c.mb = 2, c.icg = dir == conv_direction::fwd ? 512 : 160,
+            c.ocg = dir == conv_direction::fwd ? 160 : 512;
+            c.i[1] = 2, c.i[2] = 3, c.k[1] = c.k[2] = 3;
+            c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
+            const conv_problem p = make_problem(c);
+            const bool outer = dir == conv_direction::fwd ? plan_fwd(p, backend).blocks_outer
+                                                          : plan_bwd_data(p, backend).blocks_outer;
+            ASSERT_TRUE(outer) << describe(c) << ": weights of "
+                               << 2.0 * 9 * c.icg * c.ocg / 1048576 << " MB";
+            check_case(c, backend, 90, true);
+            if (HasFatalFailure()) return;
+            ++ran;
+        }
+    std::printf("[ amx conv ] channel blocks outside: %d cases exact\n", ran);
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;
