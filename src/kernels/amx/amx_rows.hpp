@@ -50,6 +50,16 @@ struct row_io {
                    int64_t c0, int64_t n, bool dense, int64_t margin, int64_t cp, amx_dot to,
                    uint16_t *out, float *tmp) const {
         if (dense) return narrow_in(dt, src, line, 1, w * n, to, out + margin * cp, tmp);
+        const data_type want = to == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+        if (cs == 1 && dt == want && n <= 8) {
+            // A few channels of the tiles' type (the stem's 3): a copy call per pixel cost
+            // more than the copy.
+            const uint16_t *in = static_cast<const uint16_t *>(src) + line + c0;
+            uint16_t *o = out + margin * cp;
+            for (int64_t x = 0; x < w; ++x, in += ws, o += cp)
+                for (int64_t c = 0; c < n; ++c) o[c] = in[c];
+            return;
+        }
         for (int64_t x = 0; x < w; ++x)
             narrow_in(dt, src, line + x * ws + c0 * cs, cs, n, to, out + (x + margin) * cp, tmp);
     }
