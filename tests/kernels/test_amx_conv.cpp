@@ -609,6 +609,41 @@ TEST(AmxConv, ChannelBlocksOutsideEqualTheReference) {
     std::printf("[ amx conv ] channel blocks outside: %d cases exact\n", ran);
 }
 
+// bwd_data leaves out the taps whose diff_dst rows all lie in the zero margin: a 5-tap kernel of
+// dilation 3 over two diff_dst rows. The first tap never reads a diff_dst row, so an infinite
+// weight there must leave every output finite, as in the reference (0 * inf in the margin
+// would be NaN); the other outputs equal the reference's on integer data, with src rows in
+// pairs (hpair) and without, strided and not.
+TEST(AmxConv, BackwardDataSkipsTapsThatReadOnlyTheMargin) {
+    int ran = 0;
+    for (dim_t stride : {1, 2})
+        for (dim_t width : {9, 40})  // 9: src rows in pairs (w phases of at most 16 pixels)
+            for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+                if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+                conv_case c;
+                c.dir = conv_direction::bwd_data, c.bias = true;
+                c.mb = 2, c.icg = 20, c.ocg = 18;
+                c.i[1] = 6, c.k[1] = 5, c.dl[1] = 3, c.pb[1] = c.pe[1] = 4, c.s[1] = stride;
+                c.i[2] = width, c.k[2] = 4, c.dl[2] = 2, c.pb[2] = c.pe[2] = 2, c.s[2] = stride;
+                const conv_problem p = make_problem(c);
+                ASSERT_EQ(plan_bwd_data(p, backend).hpair, width == 9)
+                    << describe(c);
+                check_case(c, backend, 91, true);
+                if (HasFatalFailure()) return;
+                std::mt19937_64 rng(12);
+                inputs in = make_inputs(p, rng, true);
+                in.wei.set(0, INFINITY);  // oc 0, ic 0, tap (0, 0): reads rows 4 + i_h on
+                const auto k = make_conv_kernel(p, backend);
+                const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+                for (dim_t o : output_offsets(p)) {
+                    ASSERT_TRUE(std::isfinite(want.get(o))) << describe(c) << " at " << o;
+                    ASSERT_EQ(got.get(o), want.get(o)) << describe(c) << " at " << o;
+                }
+                ++ran;
+            }
+    std::printf("[ amx conv ] bwd_data margin taps left out: %d cases exact\n", ran);
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;

@@ -168,15 +168,22 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
                 if (two_rows) a.M *= 2;
                 const uint16_t *img = a_data + g * group + n * image;
                 // The taps that reach these pixels, axis by axis (a check of every tap of
-                // FCN's 16x16 x8 kernel per item was half its data gradient), in tap order.
+                // FCN's 16x16 x8 kernel per item was half its data gradient), in tap order,
+                // without those that read only the zero margin: a dilated 16-tap kernel over
+                // one diff_dst row did 16 products per row for the one that reads it.
                 int nk[3] = {0, 0, 0};
                 const int64_t at[3] = {id, ih, phase};
+                // diff_dst indices an item reads per tap along each axis: 1, 1 or 2 rows, and
+                // run_pixels along w.
+                const int64_t span[3] = {1, two_rows ? 2 : 1, run_pixels};
                 for (int x = 0; x < 3; ++x)
                     for (int64_t k = 0; k < p.k[x]; ++k) {
                         const int64_t e = at[x] + p.pb[x] - k * p.dl[x];
                         if (!divides(p.s[x], e)) continue;
+                        const int64_t j = e / p.s[x] + (x == 2 ? t0 : 0);
+                        if (j + span[x] <= 0 || j >= p.o[x]) continue;
                         axis_k[x][nk[x]] = k;
-                        axis_j[x][nk[x]++] = e / p.s[x] + pl.lo[x] + (x == 2 ? t0 : 0);
+                        axis_j[x][nk[x]++] = j + pl.lo[x];
                     }
                 int nb = 0;
                 for (int d = 0; d < nk[0]; ++d)
