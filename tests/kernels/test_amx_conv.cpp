@@ -644,6 +644,40 @@ TEST(AmxConv, BackwardDataSkipsTapsThatReadOnlyTheMargin) {
     std::printf("[ amx conv ] bwd_data margin taps left out: %d cases exact\n", ran);
 }
 
+// An infinite weight at a tap that reads padding for some outputs: the reference leaves padded
+// taps out, so those outputs stay finite and the others are infinite, never NaN; the gathers
+// (fwd, bwd_data) give the same, on every row order.
+TEST(AmxConv, InfiniteWeightAtAPaddedTapIsLeftOut) {
+    int ran = 0;
+    for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+        for (dim_t width : {9, 40})
+            for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
+                if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+                conv_case c;
+                c.dir = dir, c.mb = 1, c.icg = 6, c.ocg = 4;
+                c.i[1] = 5, c.i[2] = width, c.k[1] = c.k[2] = 3;
+                c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
+                const conv_problem p = make_problem(c);
+                std::mt19937_64 rng(13);
+                inputs in = make_inputs(p, rng, true);
+                for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
+                    for (dim_t x = 0; x < b->count(); ++x) b->set(x, 1 + x % 3);
+                in.wei.set(0, INFINITY);  // oc 0, ic 0, tap (0, 0)
+                const auto k = make_conv_kernel(p, backend);
+                const buffer got = run(p, in, k.get()), want = run(p, in, nullptr);
+                int finite = 0;
+                for (dim_t o : output_offsets(p)) {
+                    ASSERT_FALSE(std::isnan(want.get(o))) << describe(c) << " at " << o;
+                    finite += std::isfinite(want.get(o));
+                    ASSERT_EQ(got.get(o), want.get(o))
+                        << describe(c) << " at " << o << " (" << k->describe() << ")";
+                }
+                ASSERT_GT(finite, 0) << describe(c);
+                ++ran;
+            }
+    std::printf("[ amx conv ] infinite weight at a padded tap: %d cases exact\n", ran);
+}
+
 TEST(AmxConv, DeclinesWithReasons) {
     conv_case c;
     c.icg = c.ocg = 4, c.i[1] = c.i[2] = 4;

@@ -81,6 +81,19 @@ inline void pack_tap_weights(const conv_problem &p, const void *wei, amx_dot to,
     }
 }
 
+/// Whether the packed blocks of tap gt % ksp of group gt / ksp (pack_tap_weights) are all
+/// finite: checked right after packing, while they are in cache.
+template <class Plan>
+bool packed_tap_finite(const uint16_t *wpack, int64_t gt, int64_t ksp, int64_t nblk,
+                       int64_t tap_b, const Plan &pl) {
+    const int64_t g = gt / ksp, t = gt % ksp;
+    const pair_ops &ops = pair_ops_for(pl.backend);
+    for (int64_t blk = 0; blk < nblk; ++blk)
+        if (!ops.all_finite(wpack + ((g * nblk + blk) * ksp + t) * tap_b, tap_b, pl.dot))
+            return false;
+    return true;
+}
+
 /// weight_bytes: one group's packed weights; copy_bytes: one group's padded copy; items: work
 /// items per group; blocks: channel blocks per group.
 inline bool channel_blocks_outer(double weight_bytes, double copy_bytes, int64_t items,

@@ -1,6 +1,7 @@
 #include "kernels/amx/amx_bwd_data.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/float_convert.hpp"
 #include "kernels/amx/amx_blocking.hpp"
@@ -8,6 +9,7 @@
 #include "kernels/amx/amx_elements.hpp"
 #include "kernels/amx/amx_pipeline.hpp"
 #include "kernels/amx/amx_rows.hpp"
+#include "ref/ref_conv.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -57,6 +59,7 @@ bwd_data_plan plan_bwd_data(const conv_problem &p, amx_backend backend) {
     bool no_margin = true;
     for (int x = 0; x < 3; ++x) no_margin = no_margin && pl.lo[x] == 0 && pl.op[x] == p.o[x];
     const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+    pl.reads_margin = !no_margin;
     pl.in_place = no_margin && p.dt == tile_dt && p.dst.c == 1 && p.ocg % 2 == 0;
     pl.blocks_outer = channel_blocks_outer(
         2.0 * p.ksp() * pl.ocp * p.icg, 2.0 * p.mb * pl.op[0] * pl.op[1] * pl.op[2] * pl.ocp,
@@ -88,6 +91,7 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
     const bool dense_rows = p.g == 1 && pl.ocp == p.ocg && p.dst.c == 1 && p.dst.sp[2] == p.ocg;
 
     // 1. The zero-margined copy of diff_dst and the transposed VNNI weights.
+    std::atomic<bool> finite_weights{true};
     const int64_t rows = in_place ? 0 : p.g * p.mb * pl.op[0] * pl.op[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
@@ -107,10 +111,14 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
-        for (int64_t gt = t0; gt < t1; ++gt)
+        for (int64_t gt = t0; gt < t1; ++gt) {
             pack_tap_weights(p, args.wei, pl.dot, true, gt / ksp, gt % ksp, pl.ocp, wpack.data(),
                              pair_ops_for(pl.backend));
+            if (pl.reads_margin && !packed_tap_finite(wpack.data(), gt, ksp, nblk, tap_b, pl))
+                finite_weights.store(false, std::memory_order_relaxed);
+        }
     });
+    if (!finite_weights.load()) return ref_conv_execute(p, args);
 
     // 2. Per (group, image, src row, w phase, run): all ic blocks, one brgemm over the taps
     // that reach the phase.

@@ -27,6 +27,10 @@ struct bwd_data_plan {
     /// needed (1x1 kernels), diff_dst has the tiles' type, contiguous channels and an even count
     /// per group; taken when its rows are also 64-byte aligned (checked per execution).
     bool in_place = false;
+    /// Some pixel of a run reads the zero margin. The reference leaves such taps out, so an
+    /// infinite or NaN weight must not meet a zero there (0 * inf = NaN): the execution checks
+    /// the packed weights and, when one is not finite, computes by the reference instead.
+    bool reads_margin = false;
     /// With `hpair` (w phases of at most 16 pixels) a call takes two src rows, ih and ih + s_h
     /// when there is one: the same taps reach both, one diff_dst row apart (as the forward
     /// kernel's two rows per call). Its first rows are those with (ih / s_h) even.

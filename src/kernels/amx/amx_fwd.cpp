@@ -1,6 +1,7 @@
 #include "kernels/amx/amx_fwd.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/float_convert.hpp"
@@ -10,6 +11,7 @@
 #include "kernels/amx/amx_pipeline.hpp"
 #include "kernels/amx/amx_rows.hpp"
 #include "kernels/plan/cache_sizes.hpp"
+#include "ref/ref_conv.hpp"
 #include "threading/parallel.hpp"
 #include "threading/scratch_cache.hpp"
 
@@ -55,6 +57,7 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
     bool inside = true;
     for (int x = 0; x < 3; ++x)
         inside = inside && p.pb[x] == 0 && (p.o[x] - 1) * p.s[x] + (p.k[x] - 1) * p.dl[x] < p.i[x];
+    pl.reads_padding = !inside;
     pl.in_place = p.dt == tile_dt && p.src.c == 1 && p.icg % 2 == 0 && inside &&
                   (pl.fold == 1 || p.src.sp[2] == p.icg);
     pl.blocks_outer = channel_blocks_outer(
@@ -115,6 +118,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     const size_t tmp_floats = size_t((dense_rows ? p.i[2] : 1) * p.icg);
 
     // 1. The padded copy of src, unless banded or read in place, and the VNNI weights.
+    std::atomic<bool> finite_weights{true};
     const int64_t rows = in_place || banded ? 0 : p.g * p.mb * pl.ip[0] * pl.ip[1];
     parallel(pl.nthr, [&](int ithr, int nthr) {
         int64_t r0, r1;
@@ -128,10 +132,14 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
         }
         int64_t t0, t1;
         balance211(p.g * ksp, nthr, ithr, t0, t1);
-        for (int64_t gt = t0; gt < t1; ++gt)
+        for (int64_t gt = t0; gt < t1; ++gt) {
             pack_tap_weights(p, args.wei, pl.dot, false, gt / ksp, gt % ksp, pl.icp, wpack.data(),
                              pair_ops_for(pl.backend));
+            if (pl.reads_padding && !packed_tap_finite(wpack.data(), gt, ksp, nblk, tap_b, pl))
+                finite_weights.store(false, std::memory_order_relaxed);
+        }
     });
+    if (!finite_weights.load()) return ref_conv_execute(p, args);
 
     // 2. Per (group, image, dst row, w run): all oc blocks, each one brgemm over the taps. Each
     // call's C is rounded and stored during the next call (amx_pipeline.hpp).

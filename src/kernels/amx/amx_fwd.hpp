@@ -31,6 +31,10 @@ struct fwd_plan {
     /// stride are also 64-byte aligned (checked per execution: tile rows that straddle cache
     /// lines load at half speed).
     bool in_place = false;
+    /// Some tap reads padding (zeros in the copy). The reference leaves such taps out, so an
+    /// infinite or NaN weight there must not meet a zero (0 * inf = NaN): the execution checks
+    /// the packed weights and, when one is not finite, computes by the reference instead.
+    bool reads_padding = false;
     /// Bytes of scratch one execution allocates (the padded copy, the packed weights, the
     /// per-thread pointer lists).
     double scratch_bytes() const;
