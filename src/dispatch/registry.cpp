@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "dispatch/padded_tap_guard.hpp"
 #include "ref/ref_conv.hpp"
 
 namespace convgrad::detail {
@@ -50,6 +51,11 @@ bool preferred_by_env(const char *name) {
     return listed_in_env("CONVGRAD_PREFER", name);
 }
 
+std::unique_ptr<kernel> create_guarded(const impl_desc &d, const conv_problem &p) {
+    std::unique_ptr<kernel> k = d.create(p);
+    return d.leaves_padded_taps_out ? std::move(k) : guard_padded_taps(p, std::move(k));
+}
+
 }  // namespace
 
 const impl_desc &reference_impl() {
@@ -86,7 +92,7 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
                 disabled_by_env(d.name) || !d.serves(p).empty() || !d.cannot(p).empty())
                 continue;
             r.impl = &d;
-            r.k = d.create(p);
+            r.k = create_guarded(d, p);
             return r;
         }
     for (const impl_desc &d : impl_list()) {
@@ -108,7 +114,7 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
             continue;
         }
         r.impl = &d;
-        r.k = d.create(p);
+        r.k = create_guarded(d, p);
         return r;
     }
     r.impl = &reference_impl();

@@ -1,0 +1,97 @@
+// An infinite weight at a tap that reads padding: the reference leaves that tap out where it
+// reads padding, so those outputs are finite and the others infinite, never NaN. Every row that
+// dispatch hands such a problem to (each preferred in turn, CONVGRAD_PREFER) gives the
+// reference's result: the rows that multiply padding as zeros do so behind the weights check
+// of dispatch/padded_tap_guard.hpp. The check itself: it finds a non-finite weight of every
+// type at any position of strided weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "dispatch/padded_tap_guard.hpp"
+#include "dispatch/registry.hpp"
+#include "util/conv_case.hpp"
+
+namespace convgrad::detail {
+namespace {
+
+using namespace testcase;
+
+struct prefer_env {  // CONVGRAD_PREFER for the scope
+    explicit prefer_env(const char *name) { setenv("CONVGRAD_PREFER", name, 1); }
+    ~prefer_env() { unsetenv("CONVGRAD_PREFER"); }
+};
+
+TEST(PaddedTapGuard, InfiniteWeightAtAPaddedTapMatchesTheReferenceOnEveryRow) {
+    int ran = 0;
+    for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+        for (data_type dt : {data_type::f32, data_type::bf16})
+            for (dim_t channels : {4, 24}) {
+                conv_case c;
+                c.dir = dir, c.dt = c.math = dt, c.mb = 2, c.icg = channels, c.ocg = channels - 2;
+                c.i[1] = 6, c.i[2] = 20, c.k[1] = c.k[2] = 3;
+                c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
+                const conv_problem p = make_problem(c);
+                ASSERT_TRUE(reads_padding(p));
+                std::mt19937_64 rng(5);
+                inputs in = make_inputs(p, rng, true);
+                for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
+                    for (dim_t x = 0; x < b->count(); ++x) b->set(x, 1 + x % 3);
+                in.wei.set(0, INFINITY);
+                const buffer want = run(p, in, nullptr);
+                int finite = 0;
+                for (dim_t o : output_offsets(p)) {
+                    ASSERT_FALSE(std::isnan(want.get(o)));
+                    finite += std::isfinite(want.get(o));
+                }
+                ASSERT_GT(finite, 0);
+                for (const impl_desc &row : kernel_inventory()) {
+                    const prefer_env env(row.name);
+                    const dispatch_result d = dispatch(p, effective_features(), false);
+                    if (d.impl != &row) continue;  // not here, or not this problem
+                    const buffer got = run(p, in, d.k.get());
+                    for (dim_t o : output_offsets(p))
+                        ASSERT_EQ(got.get(o), want.get(o)) << row.name << " " << describe(c)
+                                                           << " at " << o;
+                    ++ran;
+                }
+            }
+    std::printf("[ padded tap guard ] %d (row, problem) pairs as the reference\n", ran);
+    ASSERT_GT(ran, 8);
+}
+
+TEST(PaddedTapGuard, FindsANonFiniteWeightAnywhere) {
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (bool xio : {false, true}) {
+            conv_case c;
+            c.dt = c.math = dt, c.xio = xio, c.icg = 5, c.ocg = 3, c.g = 2, c.pad = 3;
+            c.i[1] = c.i[2] = 4, c.k[1] = 2, c.k[2] = 3;
+            const conv_problem p = make_problem(c);
+            std::mt19937_64 rng(6);
+            inputs in = make_inputs(p, rng, false);
+            ASSERT_TRUE(weights_all_finite(p, in.wei.bytes.data())) << describe(c);
+            int checked = 0;
+            for (dim_t g = 0; g < p.g; ++g)
+                for (dim_t oc = 0; oc < p.ocg; ++oc)
+                    for (dim_t ic = 0; ic < p.icg; ++ic)
+                        for (dim_t kh = 0; kh < p.k[1]; ++kh)
+                            for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                                const dim_t x = (g * p.ocg + oc) * p.wei.oc + ic * p.wei.ic +
+                                                kh * p.wei.sp[1] + kw * p.wei.sp[2];
+                                const float keep = float(in.wei.get(x));
+                                for (float bad : {INFINITY, -INFINITY, NAN}) {
+                                    in.wei.set(x, bad);
+                                    ASSERT_FALSE(weights_all_finite(p, in.wei.bytes.data()))
+                                        << describe(c) << " at " << x << " = " << bad;
+                                }
+                                in.wei.set(x, keep);
+                                ++checked;
+                            }
+            ASSERT_EQ(checked, p.g * p.ocg * p.icg * p.ksp());
+        }
+}
+
+}  // namespace
+}  // namespace convgrad::detail
