@@ -84,8 +84,8 @@ inline void pack_tap_weights(const conv_problem &p, const void *wei, amx_dot to,
 /// Whether the packed blocks of tap gt % ksp of group gt / ksp (pack_tap_weights) are all
 /// finite: checked right after packing, while they are in cache.
 template <class Plan>
-bool packed_tap_finite(const uint16_t *wpack, int64_t gt, int64_t ksp, int64_t nblk,
-                       int64_t tap_b, const Plan &pl) {
+bool packed_tap_finite(const uint16_t *wpack, int64_t gt, int64_t ksp, int64_t nblk, int64_t tap_b,
+                       const Plan &pl) {
     const int64_t g = gt / ksp, t = gt % ksp;
     const pair_ops &ops = pair_ops_for(pl.backend);
     for (int64_t blk = 0; blk < nblk; ++blk)

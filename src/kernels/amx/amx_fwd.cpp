@@ -88,8 +88,7 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
         const double row_bytes = 2.0 * double(row) * ((p.k[0] - 1) * p.dl[0] + 1);
         const double budget = 0.25 * double(machine_caches().l2);
         const int64_t per_plane = std::max<int64_t>(
-            div_up(4 * pl.nthr, planes),
-            int64_t(std::ceil(row_bytes * double(pl.ip[1]) / budget)));
+            div_up(4 * pl.nthr, planes), int64_t(std::ceil(row_bytes * double(pl.ip[1]) / budget)));
         bh = div_up(hblocks, std::min(per_plane, hblocks));
     }
     const int64_t hbands = div_up(hblocks, bh), bands = planes * hbands;
@@ -111,9 +110,9 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
         std::fill(out, out + row, uint16_t(0));
         const int64_t id = dp - p.pb[0], ih = hp - p.pb[1];
         if (id < 0 || id >= p.i[0] || ih < 0 || ih >= p.i[1]) return;
-        io.copy_line(p.dt, args.src, n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1],
-                     p.src.sp[2], p.src.c, p.i[2], g * p.icg, p.icg, dense_rows, p.pb[2], pl.icp,
-                     pl.dot, out, tmp);
+        io.copy_line(p.dt, args.src, n * p.src.n + id * p.src.sp[0] + ih * p.src.sp[1], p.src.sp[2],
+                     p.src.c, p.i[2], g * p.icg, p.icg, dense_rows, p.pb[2], pl.icp, pl.dot, out,
+                     tmp);
     };
     const size_t tmp_floats = size_t((dense_rows ? p.i[2] : 1) * p.icg);
 
@@ -151,7 +150,9 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
     // row), or src itself; elements between pixels along each axis, and the offset of each batch
     // item's tap.
     const int64_t a_n = in_place ? p.src.n : image, a_g = in_place ? p.icg : p.mb * image;
-    const int64_t a_sp[3] = {in_place ? p.src.sp[0] : banded ? band_plane : plane,
+    const int64_t a_sp[3] = {in_place ? p.src.sp[0]
+                             : banded ? band_plane
+                                      : plane,
                              in_place ? p.src.sp[1] : row, in_place ? p.src.sp[2] : pl.icp};
     scratch_buffer<int64_t> a_tap{size_t(nb)}, b_tap{size_t(nb)};
     for (int64_t b = 0; b < nb; ++b) {
@@ -207,12 +208,11 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                     a.a1_offset = two_rows ? p.s[1] * a_sp[1] : 0;
                     if (two_rows) a.M *= 2;
                     const uint16_t *const a0 =
-                        band_a ? band_a + (oh - oh_first) * p.s[1] * a_sp[1] +
-                                     ow0 * p.s[2] * a_sp[2]
-                               : (in_place ? static_cast<const uint16_t *>(args.src)
-                                           : xsrc.data()) +
-                                     g * a_g + n * a_n + od * p.s[0] * a_sp[0] +
-                                     oh * p.s[1] * a_sp[1] + ow0 * p.s[2] * a_sp[2];
+                        band_a
+                            ? band_a + (oh - oh_first) * p.s[1] * a_sp[1] + ow0 * p.s[2] * a_sp[2]
+                            : (in_place ? static_cast<const uint16_t *>(args.src) : xsrc.data()) +
+                                  g * a_g + n * a_n + od * p.s[0] * a_sp[0] +
+                                  oh * p.s[1] * a_sp[1] + ow0 * p.s[2] * a_sp[2];
                     for (int64_t b = 0; b < nb; ++b) A[b] = a0 + a_tap[size_t(b)];
                     for (int64_t oc0 = blk0 * ukernel_max_n;
                          oc0 < blk1 * ukernel_max_n && oc0 < p.ocg; oc0 += ukernel_max_n) {
@@ -240,14 +240,13 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                 // Band bi: hblocks [hb0, hb1) of plane bi / hbands = (g, n, od).
                 const int64_t pi = bi / hbands, hb0 = bi % hbands * bh,
                               hb1 = std::min(hblocks, hb0 + bh);
-                const int64_t od = pi % p.o[0], n = (pi / p.o[0]) % p.mb,
-                              g = pi / (p.o[0] * p.mb);
+                const int64_t od = pi % p.o[0], n = (pi / p.o[0]) % p.mb, g = pi / (p.o[0] * p.mb);
                 // Its rows: dst rows from hb0 * hrows, src rows from there * s_h (padded).
                 const int64_t oh_first = hb0 * pl.hrows, hp0 = oh_first * p.s[1];
                 for (int64_t kd = 0; kd < band_planes; ++kd)
                     for (int64_t h = 0; h < band_rows && hp0 + h < pl.ip[1]; ++h)
-                        copy_row(band.data() + kd * band_plane + h * row, g, n,
-                                 od * p.s[0] + kd, hp0 + h, tmp.data());
+                        copy_row(band.data() + kd * band_plane + h * row, g, n, od * p.s[0] + kd,
+                                 hp0 + h, tmp.data());
                 units_of((pi * hblocks + hb0) * pl.wruns, (pi * hblocks + hb1) * pl.wruns,
                          band.data(), oh_first);
             }
