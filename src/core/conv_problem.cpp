@@ -72,4 +72,14 @@ std::string conv_problem::desc() const {
     return os.str();
 }
 
+bool conv_problem::reads_padding() const {
+    for (int x = 0; x < 3; ++x) {
+        const dim_t reach = (o[x] - 1) * s[x] + (k[x] - 1) * dl[x];  // last tap read
+        if (pb[x] > 0 || reach >= i[x]) return true;
+        // bwd_data: the last src pixel's tap 0 lands past the last diff_dst position.
+        if (dir == conv_direction::bwd_data && i[x] - 1 > (o[x] - 1) * s[x]) return true;
+    }
+    return false;
+}
+
 }  // namespace convgrad::detail

@@ -59,6 +59,10 @@ struct conv_problem {
     dim_t isp() const { return i[0] * i[1] * i[2]; }
     dim_t osp() const { return o[0] * o[1] * o[2]; }
     dim_t ksp() const { return k[0] * k[1] * k[2]; }
+    /// Some (output, tap) pair reads padding, or for bwd_data some (src pixel, tap) pair falls
+    /// outside diff_dst: the reference leaves those taps out (an infinite weight there must not
+    /// meet a zero, dispatch/padded_tap_guard.hpp).
+    bool reads_padding() const;
     /// Multiply-adds of the computation (the same for all three directions).
     double macs() const;
     /// Upper bound (bytes) of the scratch memory any implementation allocates in one execution

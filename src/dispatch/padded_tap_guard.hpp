@@ -1,10 +1,11 @@
 // The reference leaves out the taps that read padding (for fwd, and for bwd_data the diff_dst
 // positions outside the tensor), so an infinite or NaN weight at such a tap never meets a zero
 // there: its outputs stay finite. Kernels that multiply padding as zeros (im2col, packed
-// windows) make 0 * inf = NaN instead. Rows that leave those taps out themselves say so in the
-// inventory (leaves_padded_taps_out); dispatch wraps the others' fwd and bwd_data kernels in
-// this guard, which checks the weights per execution (one pass, a fraction of a percent of
-// the products) and computes by the reference when one is not finite.
+// windows) make 0 * inf = NaN instead. Rows that leave those taps out, or check the weights as
+// they pack them, say so in the inventory (guards_padded_taps); dispatch wraps the others' fwd
+// and bwd_data kernels in this guard, which checks the weights per execution (one more pass
+// over them: a few percent of a layer with megabytes of weights) and computes by the reference
+// when one is not finite.
 #pragma once
 
 #include <memory>
@@ -12,10 +13,6 @@
 #include "kernels/inventory.hpp"
 
 namespace convgrad::detail {
-
-/// Some (output, tap) pair of the problem reads padding, or for bwd_data some (src pixel, tap)
-/// pair falls outside diff_dst.
-bool reads_padding(const conv_problem &p);
 
 /// No weight of the problem is infinite or NaN.
 bool weights_all_finite(const conv_problem &p, const void *wei);

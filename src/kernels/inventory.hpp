@@ -90,10 +90,11 @@ struct impl_desc {
     /// machine, else why not. The tests then run `p` on the emulation instead. Null: needs()
     /// says it all.
     std::string (*cannot_natively)(const conv_problem &p) = nullptr;
-    /// The kernel leaves out the taps that read padding, as the reference does, so that an
-    /// infinite weight there never meets a zero. Dispatch puts the other rows' fwd and bwd_data
-    /// kernels behind a check of the weights (dispatch/padded_tap_guard.hpp).
-    bool leaves_padded_taps_out = false;
+    /// The kernel gives the reference's result when an infinite or NaN weight sits at a tap
+    /// that reads padding: it leaves such taps out, as the reference does, or checks the weights
+    /// as it packs them and computes by the reference. Dispatch puts the other rows' fwd and
+    /// bwd_data kernels behind a check of the weights (dispatch/padded_tap_guard.hpp).
+    bool guards_padded_taps = false;
 
     cpu_features needs() const { return features_of(isa); }
     /// Empty when the row serves this direction and data type, else why not.

@@ -34,7 +34,7 @@ TEST(PaddedTapGuard, InfiniteWeightAtAPaddedTapMatchesTheReferenceOnEveryRow) {
                 c.i[1] = 6, c.i[2] = 20, c.k[1] = c.k[2] = 3;
                 c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
                 const conv_problem p = make_problem(c);
-                ASSERT_TRUE(reads_padding(p));
+                ASSERT_TRUE(p.reads_padding());
                 std::mt19937_64 rng(5);
                 inputs in = make_inputs(p, rng, true);
                 for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
@@ -53,8 +53,8 @@ TEST(PaddedTapGuard, InfiniteWeightAtAPaddedTapMatchesTheReferenceOnEveryRow) {
                     if (d.impl != &row) continue;  // not here, or not this problem
                     const buffer got = run(p, in, d.k.get());
                     for (dim_t o : output_offsets(p))
-                        ASSERT_EQ(got.get(o), want.get(o)) << row.name << " " << describe(c)
-                                                           << " at " << o;
+                        ASSERT_EQ(got.get(o), want.get(o))
+                            << row.name << " " << describe(c) << " at " << o;
                     ++ran;
                 }
             }

@@ -145,7 +145,7 @@ static bool k_and_taps_contiguous(const conv_problem &p, bool transposed) {
 }
 
 static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *user, bool transposed,
-                                 dim_t ldn, bool check_w, float *out) {
+                                 dim_t ldn, bool check_w, float *out, std::atomic<bool> &finite) {
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
@@ -165,6 +165,8 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
                 for (int jj = 0; jj < jn && !any; ++jj)
                     any = tap_is_read(p, (j0 + jj) % ksp, check_w);
                 if (any) runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
+                if (any && !floats_finite(tile, W * W))
+                    finite.store(false, std::memory_order_relaxed);
                 for (int i = 0; i < nn; ++i) offs[i] += W;
                 for (int jj = 0; jj < jn && any; ++jj) {
                     const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
@@ -180,10 +182,17 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
 // Only the taps that some output reads are packed (tap_is_read; all w taps of a read (kd, kh)
 // when `check_w` is false, for fwd's flattened windows): the others' panels stay unwritten,
 // and no gather visits them.
-static void pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
+// Returns whether the packed weights are all finite (checked by each thread on the panels it
+// has just written, while they are in cache): where the problem reads padding, a kernel that
+// met a non-finite one computes by the reference, which leaves padded taps out (the gathers
+// multiply the zeros of padding: 0 * inf = NaN).
+static bool pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
                          dim_t ldn, bool check_w, float *out) {
-    if (k_and_taps_contiguous(p, transposed))
-        return pack_weights_by_runs(p, nthr, user, transposed, ldn, check_w, out);
+    std::atomic<bool> finite{true};
+    if (k_and_taps_contiguous(p, transposed)) {
+        pack_weights_by_runs(p, nthr, user, transposed, ldn, check_w, out, finite);
+        return finite.load();
+    }
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     parallel(nthr, [&](int ithr, int nt) {
@@ -197,8 +206,11 @@ static void pack_weights(const conv_problem &p, int nthr, const void *user, bool
             const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
                                 transposed ? l.oc : l.ic, transposed ? l.ic : l.oc};
             pack_f32_panel(v, K, N, ldn, out + (g * ksp + t) * K * ldn);
+            if (!panel_finite(out + (g * ksp + t) * K * ldn, K, N, ldn))
+                finite.store(false, std::memory_order_relaxed);
         }
     });
+    return finite.load();
 }
 
 static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
@@ -248,7 +260,8 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const bool copy_src = flat || !pl.src_direct;
     const dim_t ldn = panel_ld(p.ocg);
     scratch wp(p.g * p.ksp() * p.icg * ldn);
-    pack_weights(p, nthr, args.wei, false, ldn, !flat, wp.p);
+    if (!pack_weights(p, nthr, args.wei, false, ldn, !flat, wp.p) && p.reads_padding())
+        return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
     const dim_t K = flat ? p.k[2] * p.icg : p.icg;
@@ -326,7 +339,8 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     const int nthr = pl.nthr;
     const dim_t ldn = panel_ld(p.icg);
     scratch wt(p.g * p.ksp() * p.ocg * ldn);
-    pack_weights(p, nthr, args.wei, true, ldn, true, wt.p);
+    if (!pack_weights(p, nthr, args.wei, true, ldn, true, wt.p) && p.reads_padding())
+        return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
     const dim_t nzeros = gather_zeros_len(p.g, p.ocg, p.ocg);

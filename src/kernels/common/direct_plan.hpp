@@ -4,10 +4,12 @@
 // code lives in its own namespace, see direct_conv_impl.hpp).
 #pragma once
 
+#include <atomic>  // (direct_conv_impl.hpp: the packers' finiteness flag)
 #include <string>
 
 #include "core/conv_problem.hpp"
 #include "kernels/plan/cache_sizes.hpp"
+#include "ref/ref_conv.hpp"  // (direct_conv_impl.hpp: non-finite weights at padded taps)
 
 namespace convgrad::detail {
 

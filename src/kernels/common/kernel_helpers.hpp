@@ -91,6 +91,25 @@ static inline bool tap_is_read(const conv_problem &p, dim_t t, bool check_w = tr
            (!check_w || tap_reads_input(p, 2, kw));
 }
 
+// No float of v[0, n) is infinite or NaN: the largest magnitude, as bits, below infinity's (a
+// max reduction, which vectorizes).
+static inline bool floats_finite(const float *v, dim_t n) {
+    uint32_t top = 0;
+    for (dim_t x = 0; x < n; ++x) {
+        uint32_t b;
+        std::memcpy(&b, v + x, 4);
+        const uint32_t magnitude = b & 0x7fffffffu;
+        top = magnitude > top ? magnitude : top;
+    }
+    return top < 0x7f800000u;
+}
+// The same for K rows of N floats, ldn apart.
+static inline bool panel_finite(const float *v, dim_t K, dim_t N, dim_t ldn) {
+    bool ok = true;
+    for (dim_t k = 0; k < K; ++k) ok = ok && floats_finite(v + k * ldn, N);
+    return ok;
+}
+
 // Scratch memory of one execution, 64-byte aligned, returned to the thread's cache at scope
 // exit (src/threading/scratch_cache.hpp).
 struct scratch {
