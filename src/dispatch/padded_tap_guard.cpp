@@ -30,7 +30,10 @@ class padded_tap_guard final : public kernel {
     padded_tap_guard(const conv_problem &p, std::unique_ptr<kernel> inner)
         : p_(p), inner_(std::move(inner)) {}
     void execute(const conv_args &args) const override {
-        if (weights_all_finite(p_, args.wei))
+        const bool finite = p_.dir == conv_direction::bwd_weights
+                                ? border_diff_dst_finite(p_, args.dst)
+                                : weights_all_finite(p_, args.wei);
+        if (finite)
             inner_->execute(args);
         else
             ref_conv_execute(p_, args);
@@ -80,8 +83,43 @@ bool weights_all_finite(const conv_problem &p, const void *wei) {
     return ok.load();
 }
 
+bool border_diff_dst_finite(const conv_problem &p, const void *dst) {
+    // Per axis, the positions [lo, hi) whose windows lie inside src; the others are the border.
+    dim_t lo[3], hi[3];
+    for (int x = 0; x < 3; ++x) {
+        lo[x] = std::min<dim_t>(p.o[x], (p.pb[x] + p.s[x] - 1) / p.s[x]);
+        const dim_t last = p.i[x] - 1 + p.pb[x] - (p.k[x] - 1) * p.dl[x];  // o * s <= last
+        hi[x] = last < 0 ? lo[x] : std::max(lo[x], std::min<dim_t>(p.o[x], last / p.s[x] + 1));
+    }
+    const dim_t channels = p.g * p.ocg, rows = p.mb * p.o[0] * p.o[1];
+    std::atomic<bool> ok{true};
+    auto check = [&](dim_t off) {
+        const bool f = p.dt == data_type::f32
+                           ? run_finite<uint32_t>(dst, off, channels, p.dst.c, 0x7f800000u)
+                       : p.dt == data_type::bf16
+                           ? run_finite<uint16_t>(dst, off, channels, p.dst.c, uint16_t(0x7f80))
+                           : run_finite<uint16_t>(dst, off, channels, p.dst.c, uint16_t(0x7c00));
+        if (!f) ok.store(false, std::memory_order_relaxed);
+    };
+    parallel(threads_for(double(rows * p.o[2] * channels)), [&](int ithr, int nthr) {
+        int64_t r0, r1;
+        balance211(rows, nthr, ithr, r0, r1);
+        for (int64_t r = r0; r < r1 && ok.load(std::memory_order_relaxed); ++r) {
+            const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
+            const dim_t row = n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1];
+            const bool whole = od < lo[0] || od >= hi[0] || oh < lo[1] || oh >= hi[1];
+            for (dim_t ow = 0; ow < p.o[2]; ++ow) {
+                if (!whole && ow == lo[2]) ow = hi[2];  // (the inside of the row)
+                if (ow >= p.o[2]) break;
+                check(row + ow * p.dst.sp[2]);
+            }
+        }
+    });
+    return ok.load();
+}
+
 std::unique_ptr<kernel> guard_padded_taps(const conv_problem &p, std::unique_ptr<kernel> inner) {
-    if (p.dir == conv_direction::bwd_weights || !p.reads_padding()) return inner;
+    if (!p.reads_padding()) return inner;
     return std::make_unique<padded_tap_guard>(p, std::move(inner));
 }
 

@@ -1,5 +1,6 @@
-// An infinite weight at a tap that reads padding: the reference leaves that tap out where it
-// reads padding, so those outputs are finite and the others infinite, never NaN. Every row that
+// An infinite weight at a tap that reads padding (or, for the weight gradient, an infinite
+// diff_dst value whose window reads padding): the reference leaves that tap out where it reads
+// padding, so those outputs are finite and the others infinite, never NaN. Every row that
 // dispatch hands such a problem to (each preferred in turn, CONVGRAD_PREFER) gives the
 // reference's result: the rows that multiply padding as zeros do so behind the weights check
 // of dispatch/padded_tap_guard.hpp. The check itself: it finds a non-finite weight of every
@@ -24,9 +25,10 @@ struct prefer_env {  // CONVGRAD_PREFER for the scope
     ~prefer_env() { unsetenv("CONVGRAD_PREFER"); }
 };
 
-TEST(PaddedTapGuard, InfiniteWeightAtAPaddedTapMatchesTheReferenceOnEveryRow) {
+TEST(PaddedTapGuard, InfinityAtAPaddedTapMatchesTheReferenceOnEveryRow) {
     int ran = 0;
-    for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data})
+    for (conv_direction dir :
+         {conv_direction::fwd, conv_direction::bwd_data, conv_direction::bwd_weights})
         for (data_type dt : {data_type::f32, data_type::bf16})
             for (dim_t channels : {4, 24}) {
                 conv_case c;
@@ -39,7 +41,8 @@ TEST(PaddedTapGuard, InfiniteWeightAtAPaddedTapMatchesTheReferenceOnEveryRow) {
                 inputs in = make_inputs(p, rng, true);
                 for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
                     for (dim_t x = 0; x < b->count(); ++x) b->set(x, 1 + x % 3);
-                in.wei.set(0, INFINITY);
+                // (bwd_weights: diff_dst's first pixel, whose window reads padding)
+                (dir == conv_direction::bwd_weights ? in.dst : in.wei).set(0, INFINITY);
                 const buffer want = run(p, in, nullptr);
                 int finite = 0;
                 for (dim_t o : output_offsets(p)) {
@@ -91,6 +94,43 @@ TEST(PaddedTapGuard, FindsANonFiniteWeightAnywhere) {
                             }
             ASSERT_EQ(checked, p.g * p.ocg * p.icg * p.ksp());
         }
+}
+
+// The border of diff_dst is the positions whose windows read padding, per axis: an infinity
+// there is found, one inside is not (strides 1 and 2, pads 1 and 2, NXC and NCX).
+TEST(PaddedTapGuard, FindsAnInfiniteDiffDstOnTheBorderOnly) {
+    for (dim_t s : {1, 2})
+        for (dim_t pad : {1, 2})
+            for (bool ncx : {false, true}) {
+                conv_case c;
+                c.dir = conv_direction::bwd_weights, c.dt = c.math = data_type::f32, c.ncx = ncx;
+                c.mb = 2, c.icg = 3, c.ocg = 5, c.i[1] = 9, c.i[2] = 11, c.k[1] = c.k[2] = 3;
+                c.s[1] = c.s[2] = s, c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = pad;
+                const conv_problem p = make_problem(c);
+                std::mt19937_64 rng(7);
+                inputs in = make_inputs(p, rng, true);
+                ASSERT_TRUE(border_diff_dst_finite(p, in.dst.bytes.data()));
+                int border = 0;
+                for (dim_t n = 0; n < p.mb; ++n)
+                    for (dim_t oh = 0; oh < p.o[1]; ++oh)
+                        for (dim_t ow = 0; ow < p.o[2]; ++ow) {
+                            auto outside = [&](int x, dim_t o) {
+                                return o * p.s[x] - p.pb[x] < 0 ||
+                                       o * p.s[x] - p.pb[x] + (p.k[x] - 1) * p.dl[x] >= p.i[x];
+                            };
+                            const bool on_border = outside(1, oh) || outside(2, ow);
+                            border += on_border;
+                            const dim_t x = n * p.dst.n + oh * p.dst.sp[1] + ow * p.dst.sp[2] +
+                                            (p.oc() - 1) * p.dst.c;  // the last channel
+                            const float keep = float(in.dst.get(x));
+                            in.dst.set(x, INFINITY);
+                            ASSERT_EQ(border_diff_dst_finite(p, in.dst.bytes.data()), !on_border)
+                                << describe(c) << " at (" << n << ", " << oh << ", " << ow << ")";
+                            in.dst.set(x, keep);
+                        }
+                ASSERT_GT(border, 0) << describe(c);
+                ASSERT_LT(border, p.mb * p.o[1] * p.o[2]) << describe(c);
+            }
 }
 
 }  // namespace
