@@ -53,7 +53,7 @@ bool preferred_by_env(const char *name) {
 
 std::unique_ptr<kernel> create_guarded(const impl_desc &d, const conv_problem &p) {
     std::unique_ptr<kernel> k = d.create(p);
-    return d.guards_padded_taps ? std::move(k) : guard_padded_taps(p, std::move(k));
+    return d.guards_padded_taps.has(p.dir) ? std::move(k) : guard_padded_taps(p, std::move(k));
 }
 
 }  // namespace

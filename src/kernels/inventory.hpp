@@ -31,6 +31,7 @@ class kernel {
 /// The directions of the core computation a kernel computes, as a set.
 class direction_set {
   public:
+    constexpr direction_set() = default;
     constexpr direction_set(std::initializer_list<conv_direction> ds) {
         for (conv_direction d : ds) bits_ |= 1u << unsigned(d);
     }
@@ -90,11 +91,12 @@ struct impl_desc {
     /// machine, else why not. The tests then run `p` on the emulation instead. Null: needs()
     /// says it all.
     std::string (*cannot_natively)(const conv_problem &p) = nullptr;
-    /// The kernel gives the reference's result when an infinite or NaN weight sits at a tap
-    /// that reads padding: it leaves such taps out, as the reference does, or checks the weights
-    /// as it packs them and computes by the reference. Dispatch puts the other rows' fwd and
-    /// bwd_data kernels behind a check of the weights (dispatch/padded_tap_guard.hpp).
-    bool guards_padded_taps = false;
+    /// The directions in which the kernel gives the reference's result when an infinite or NaN
+    /// value meets a tap that reads padding: it leaves such taps out, as the reference does,
+    /// never multiplies padding (gemm's bwd_data scatters its products), or checks what it packs
+    /// and computes by the reference. Dispatch puts the other directions' kernels behind a check
+    /// of the weights or of diff_dst's border (dispatch/padded_tap_guard.hpp).
+    direction_set guards_padded_taps;
 
     cpu_features needs() const { return features_of(isa); }
     /// Empty when the row serves this direction and data type, else why not.
