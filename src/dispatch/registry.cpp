@@ -88,8 +88,10 @@ dispatch_result dispatch(const conv_problem &p, cpu_features available, bool ref
     }
     if (std::getenv("CONVGRAD_PREFER"))
         for (const impl_desc &d : kernel_inventory()) {
+            // (cannot_natively: a CPU with AMX under a build without the tile instructions)
             if (!preferred_by_env(d.name) || !available.contains(d.needs()) ||
-                disabled_by_env(d.name) || !d.serves(p).empty() || !d.cannot(p).empty())
+                disabled_by_env(d.name) || !d.serves(p).empty() || !d.cannot(p).empty() ||
+                (d.cannot_natively && !d.cannot_natively(p).empty()))
                 continue;
             r.impl = &d;
             r.k = create_guarded(d, p);
