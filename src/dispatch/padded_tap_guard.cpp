@@ -3,26 +3,28 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
+#include "core/float_convert.hpp"
 #include "ref/ref_conv.hpp"
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
 namespace {
 
-// Infinite or NaN: the magnitude bits at or above those of infinity. The largest magnitude of
-// a run is a max reduction, which vectorizes (the weights are read at memory speed).
-template <class Bits>
-bool run_finite(const void *base, dim_t offset, dim_t n, dim_t stride, Bits inf) {
-    const Bits *v = static_cast<const Bits *>(base) + offset;
-    const Bits magnitude = Bits(Bits(~Bits(0)) >> 1);
-    Bits top = 0;
-    if (stride == 1)
-        for (dim_t x = 0; x < n; ++x) top = std::max<Bits>(top, v[x] & magnitude);
-    else
-        for (dim_t x = 0; x < n; ++x) top = std::max<Bits>(top, v[x * stride] & magnitude);
-    return top < inf;
+// No value of the run of n at `offset` (`stride` apart) in a tensor of type dt is infinite or
+// NaN.
+bool run_finite(data_type dt, const void *base, dim_t offset, dim_t n, dim_t stride) {
+    switch (dt) {
+        case data_type::f32:
+            return bits_finite<uint32_t>(static_cast<const uint32_t *>(base) + offset, n, stride,
+                                         0x7f800000u);
+        case data_type::bf16:
+            return bits_finite<uint16_t>(static_cast<const uint16_t *>(base) + offset, n, stride,
+                                         uint16_t(0x7f80));
+        default:
+            return bits_finite<uint16_t>(static_cast<const uint16_t *>(base) + offset, n, stride,
+                                         uint16_t(0x7c00));
+    }
 }
 
 class padded_tap_guard final : public kernel {
@@ -71,12 +73,7 @@ bool weights_all_finite(const conv_problem &p, const void *wei) {
         for (int64_t r = r0; r < r1 && ok.load(std::memory_order_relaxed); ++r) {
             dim_t off = 0, rest = r;
             for (int a = 3; a >= 0; --a) off += rest % ax[a].n * ax[a].stride, rest /= ax[a].n;
-            const bool f =
-                p.dt == data_type::f32
-                    ? run_finite<uint32_t>(wei, off, ax[4].n, ax[4].stride, 0x7f800000u)
-                : p.dt == data_type::bf16
-                    ? run_finite<uint16_t>(wei, off, ax[4].n, ax[4].stride, uint16_t(0x7f80))
-                    : run_finite<uint16_t>(wei, off, ax[4].n, ax[4].stride, uint16_t(0x7c00));
+            const bool f = run_finite(p.dt, wei, off, ax[4].n, ax[4].stride);
             if (!f) ok.store(false, std::memory_order_relaxed);
         }
     });
@@ -94,11 +91,7 @@ bool border_diff_dst_finite(const conv_problem &p, const void *dst) {
     const dim_t channels = p.g * p.ocg, rows = p.mb * p.o[0] * p.o[1];
     std::atomic<bool> ok{true};
     auto check = [&](dim_t off) {
-        const bool f = p.dt == data_type::f32
-                           ? run_finite<uint32_t>(dst, off, channels, p.dst.c, 0x7f800000u)
-                       : p.dt == data_type::bf16
-                           ? run_finite<uint16_t>(dst, off, channels, p.dst.c, uint16_t(0x7f80))
-                           : run_finite<uint16_t>(dst, off, channels, p.dst.c, uint16_t(0x7c00));
+        const bool f = run_finite(p.dt, dst, off, channels, p.dst.c);
         if (!f) ok.store(false, std::memory_order_relaxed);
     };
     parallel(threads_for(double(rows * p.o[2] * channels)), [&](int ithr, int nthr) {

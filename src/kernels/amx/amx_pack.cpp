@@ -103,12 +103,8 @@ void transpose_pairs_portable(const uint16_t *const *px, int pairs, int64_t n, u
         }
 }
 
-// (As a maximum of the magnitudes: inf and NaN have the largest.)
 bool all_finite_portable(const uint16_t *v, int64_t n, amx_dot dot) {
-    const int16_t inf = dot == amx_dot::bf16 ? 0x7f80 : 0x7c00;
-    int16_t most = 0;
-    for (int64_t i = 0; i < n; ++i) most = std::max(most, int16_t(v[i] & 0x7fff));
-    return most < inf;
+    return bits_finite<uint16_t>(v, n, 1, uint16_t(dot == amx_dot::bf16 ? 0x7f80 : 0x7c00));
 }
 
 bool all_finite_pixels_portable(const uint16_t *v, int64_t pixels, int64_t stride, int64_t n,

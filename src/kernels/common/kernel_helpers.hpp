@@ -91,17 +91,9 @@ static inline bool tap_is_read(const conv_problem &p, dim_t t, bool check_w = tr
            (!check_w || tap_reads_input(p, 2, kw));
 }
 
-// No float of v[0, n) is infinite or NaN: the largest magnitude, as bits, below infinity's (a
-// max reduction, which vectorizes).
+// No float of v[0, n) is infinite or NaN (bits_finite, core/float_convert.hpp).
 static inline bool floats_finite(const float *v, dim_t n) {
-    uint32_t top = 0;
-    for (dim_t x = 0; x < n; ++x) {
-        uint32_t b;
-        std::memcpy(&b, v + x, 4);
-        const uint32_t magnitude = b & 0x7fffffffu;
-        top = magnitude > top ? magnitude : top;
-    }
-    return top < 0x7f800000u;
+    return bits_finite<uint32_t>(v, n, 1, 0x7f800000u);
 }
 // The same for K rows of N floats, ldn apart.
 static inline bool panel_finite(const float *v, dim_t K, dim_t N, dim_t ldn) {
