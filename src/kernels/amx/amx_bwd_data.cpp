@@ -136,11 +136,10 @@ void run_bwd_data(const bwd_data_plan &pl, const conv_args &args) {
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * ksp));
             scratch_buffer<int64_t> taps{size_t(ksp)};
             // Per axis: the taps k that reach an item's pixels and the diff_dst index j each reads.
-            scratch_buffer<int64_t> axis_buf{size_t(2 * (p.k[0] + p.k[1] + p.k[2]))};
-            int64_t *const axis_k[3] = {axis_buf.data(), axis_buf.data() + p.k[0],
-                                        axis_buf.data() + p.k[0] + p.k[1]};
-            int64_t *const axis_j[3] = {axis_k[2] + p.k[2], axis_k[2] + p.k[2] + p.k[0],
-                                        axis_k[2] + p.k[2] + p.k[0] + p.k[1]};
+            const int64_t axis_at[3] = {0, p.k[0], p.k[0] + p.k[1]};  // each axis's first slot
+            scratch_buffer<int64_t> ks{size_t(p.k[0] + p.k[1] + p.k[2])}, js{ks.size()};
+            int64_t *const axis_k[3] = {ks.data(), ks.data() + axis_at[1], ks.data() + axis_at[2]};
+            int64_t *const axis_j[3] = {js.data(), js.data() + axis_at[1], js.data() + axis_at[2]};
             const uint16_t **A = ptrs.data(), **B = A + ksp;
             c_pipeline pipe(pl.backend, pl.dot);
             ukernel_args a;

@@ -54,10 +54,8 @@ fwd_plan plan_fwd(const conv_problem &p, amx_backend backend) {
     pl.hrows = p.o[2] <= 16 && p.o[1] >= 2 ? 2 : 1;
     pl.nthr = threads_for(p.macs());
     const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
-    bool inside = true;
-    for (int x = 0; x < 3; ++x)
-        inside = inside && p.pb[x] == 0 && (p.o[x] - 1) * p.s[x] + (p.k[x] - 1) * p.dl[x] < p.i[x];
-    pl.reads_padding = !inside;
+    pl.reads_padding = p.reads_padding();  // (no pad before, no tap past the end)
+    const bool inside = !pl.reads_padding;
     pl.in_place = p.dt == tile_dt && p.src.c == 1 && p.icg % 2 == 0 && inside &&
                   (pl.fold == 1 || p.src.sp[2] == p.icg);
     pl.blocks_outer = channel_blocks_outer(
@@ -173,7 +171,6 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
             if (i0 >= i1) return;
             scratch_buffer<uint16_t> band(size_t(banded ? band_planes * band_plane : 0));
             scratch_buffer<float> tmp(banded ? tmp_floats : 0);
-            const int64_t u0 = banded ? 0 : i0, u1 = banded ? 0 : i1;
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * nb));
             const uint16_t **A = ptrs.data(), **B = A + nb;
             c_pipeline pipe(pl.backend, pl.dot);
@@ -235,8 +232,8 @@ void run_fwd(const fwd_plan &pl, const conv_args &args) {
                     }
                 }
             };
-            if (!banded) units_of(u0, u1, nullptr, 0);
-            for (int64_t bi = banded ? i0 : 0; bi < (banded ? i1 : 0); ++bi) {
+            if (!banded) units_of(i0, i1, nullptr, 0);
+            for (int64_t bi = i0; banded && bi < i1; ++bi) {
                 // Band bi: hblocks [hb0, hb1) of plane bi / hbands = (g, n, od).
                 const int64_t pi = bi / hbands, hb0 = bi % hbands * bh,
                               hb1 = std::min(hblocks, hb0 + bh);
