@@ -19,6 +19,17 @@ struct dw_wline {
     int nk = 0;
     dim_t q_lo = 0, q_hi = 0;      // outputs [q_lo, q_hi) read every tap inside the row
     dim_t out0 = 0, out_step = 1;  // output q is pixel out0 + q * out_step of the output row
+    // Whether a tap at offset koff reads inside the row for some output. A tap that reads only
+    // padding is left out of the line: it adds nothing, and with the huge pads and dilations
+    // the API accepts, its offset times the pixel stride would overflow.
+    bool reaches(dim_t koff) const {
+        return imax(0, ceil_div(-koff, a)) < imin(nq, floor_div(in_w - 1 - koff, a) + 1);
+    }
+    void add_tap(dim_t *koffs, dim_t *kidxs, dim_t koff, dim_t kw) {
+        if (!reaches(koff)) return;
+        koffs[nk] = koff;
+        kidxs[nk++] = kw;
+    }
     void set_inside() {
         dim_t lo = 0, hi = nq;
         for (int k = 0; k < nk; ++k) {
@@ -294,13 +305,10 @@ static std::vector<dw_wline> dw_fwd_wlines(const conv_problem &p, std::vector<di
     L.nq = p.o[2];
     L.a = p.s[2];
     L.in_w = p.i[2];
-    for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-        koff[size_t(kw)] = kw * p.dl[2] - p.pb[2];
-        kidx[size_t(kw)] = kw;
-    }
+    for (dim_t kw = 0; kw < p.k[2]; ++kw)
+        L.add_tap(koff.data(), kidx.data(), kw * p.dl[2] - p.pb[2], kw);
     L.koff = koff.data();
     L.kidx = kidx.data();
-    L.nk = int(p.k[2]);
     L.set_inside();
     return wl;
 }
@@ -325,11 +333,10 @@ static std::vector<dw_wline> dw_bwd_wlines(const conv_problem &p, std::vector<di
         L.kidx = kidx.data() + used;
         for (dim_t kw = 0; kw < p.k[2]; ++kw) {
             const dim_t qw = r + p.pb[2] - kw * p.dl[2];
-            if (floor_div(qw, p.s[2]) * p.s[2] != qw) continue;
-            koff[size_t(used)] = floor_div(qw, p.s[2]);
-            kidx[size_t(used++)] = kw;
-            ++L.nk;
+            if (floor_div(qw, p.s[2]) * p.s[2] == qw)
+                L.add_tap(koff.data() + used, kidx.data() + used, floor_div(qw, p.s[2]), kw);
         }
+        used += L.nk;
         L.set_inside();
     }
     return phases;
