@@ -5,6 +5,7 @@
 #include "kernels/inventory.hpp"
 
 #include "kernels/amx/amx_conv_kernels.hpp"
+#include "kernels/amx/amx_gemm.hpp"
 #include "kernels/bf16dot_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
@@ -173,6 +174,22 @@ const std::vector<impl_desc> &table() {
         // AMX tiles (bf16 and f16 ops, f32 ops under fpmath_mode bf16/f16): 16 f32 columns per
         // tile row, 8 tiles. Where AMX is not granted the tests run the same kernel source over the
         // exact emulation of the tile instructions (kernels/amx/amx_emulation.hpp).
+        // Matrix-product shapes on the tiles, where their K and columns are long though the
+        // channels of one side are few (amx_gemm.hpp): before amx_conv, which keeps the rest.
+        // Taps in the padding (fwd, bwd_weights) read a zero-bordered copy of src, so those run
+        // behind the guard; as the gemm rows, bwd_data never multiplies padding.
+        {.name = "amx_gemm:amx",
+         .directions = all_directions,
+         .dtypes = all_float_types,
+         .isa = cpu_isa::amx,
+         .tile = {16, 8},
+         .cannot = amx::gemm_cannot,
+         .why_not = amx::gemm_why_not_native,
+         .create = amx::gemm_create_native,
+         .create_emulated = amx::gemm_create_emulated,
+         .emulation_isa = cpu_isa::generic,
+         .cannot_natively = amx::cannot_natively,
+         .guards_padded_taps = {conv_direction::bwd_data}},
         {.name = "amx_conv:amx",
          .directions = all_directions,
          .dtypes = all_float_types,

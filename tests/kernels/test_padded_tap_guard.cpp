@@ -4,12 +4,15 @@
 // dispatch hands such a problem to (each preferred in turn, CONVGRAD_PREFER) gives the
 // reference's result: the rows that multiply padding as zeros do so behind the weights check
 // of dispatch/padded_tap_guard.hpp. The check itself: it finds a non-finite weight of every
-// type at any position of strided weights.
+// type at any position of strided weights. The problems: 3x3 windows with padding, and one
+// window over the whole padded input (a matrix product: the gemm rows copy src with zeros).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <set>
+#include <string>
 
 #include "dispatch/padded_tap_guard.hpp"
 #include "dispatch/registry.hpp"
@@ -27,41 +30,55 @@ struct prefer_env {  // CONVGRAD_PREFER for the scope
 
 TEST(PaddedTapGuard, InfinityAtAPaddedTapMatchesTheReferenceOnEveryRow) {
     int ran = 0;
+    std::set<std::string> rows_seen;
     for (conv_direction dir :
          {conv_direction::fwd, conv_direction::bwd_data, conv_direction::bwd_weights})
         for (data_type dt : {data_type::f32, data_type::bf16})
-            for (dim_t channels : {4, 24}) {
-                conv_case c;
-                c.dir = dir, c.dt = c.math = dt, c.mb = 2, c.icg = channels, c.ocg = channels - 2;
-                c.i[1] = 6, c.i[2] = 20, c.k[1] = c.k[2] = 3;
-                c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
-                const conv_problem p = make_problem(c);
-                ASSERT_TRUE(p.reads_padding());
-                std::mt19937_64 rng(5);
-                inputs in = make_inputs(p, rng, true);
-                for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
-                    for (dim_t x = 0; x < b->count(); ++x) b->set(x, 1 + x % 3);
-                // (bwd_weights: diff_dst's first pixel, whose window reads padding)
-                (dir == conv_direction::bwd_weights ? in.dst : in.wei).set(0, INFINITY);
-                const buffer want = run(p, in, nullptr);
-                int finite = 0;
-                for (dim_t o : output_offsets(p)) {
-                    ASSERT_FALSE(std::isnan(want.get(o)));
-                    finite += std::isfinite(want.get(o));
+            for (dim_t channels : {4, 24})
+                for (bool whole : {false, true}) {
+                    conv_case c;
+                    c.dir = dir, c.dt = c.math = dt, c.mb = 2, c.icg = channels,
+                    c.ocg = channels - 2;
+                    if (whole) {  // a matrix product: one window, the padded input (the gemm rows)
+                        c.i[1] = 1, c.i[2] = 4, c.k[1] = 1, c.k[2] = 6;
+                        c.pb[2] = c.pe[2] = 1;
+                    } else {
+                        c.i[1] = 6, c.i[2] = 20, c.k[1] = c.k[2] = 3;
+                        c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1;
+                    }
+                    const conv_problem p = make_problem(c);
+                    ASSERT_TRUE(p.reads_padding());
+                    std::mt19937_64 rng(5);
+                    inputs in = make_inputs(p, rng, true);
+                    for (buffer *b : {&in.src, &in.dst})  // no zeros: inf * x is never NaN
+                        for (dim_t x = 0; x < b->count(); ++x) b->set(x, 1 + x % 3);
+                    // (bwd_weights: diff_dst's first pixel, whose window reads padding)
+                    (dir == conv_direction::bwd_weights ? in.dst : in.wei).set(0, INFINITY);
+                    const buffer want = run(p, in, nullptr);
+                    int finite = 0;
+                    for (dim_t o : output_offsets(p)) {
+                        ASSERT_FALSE(std::isnan(want.get(o)));
+                        finite += std::isfinite(want.get(o));
+                    }
+                    ASSERT_GT(finite, 0);
+                    for (const impl_desc &row : kernel_inventory()) {
+                        const prefer_env env(row.name);
+                        const dispatch_result d = dispatch(p, effective_features(), false);
+                        if (d.impl != &row) continue;  // not here, or not this problem
+                        const buffer got = run(p, in, d.k.get());
+                        for (dim_t o : output_offsets(p))
+                            ASSERT_EQ(got.get(o), want.get(o))
+                                << row.name << " " << describe(c) << " at " << o;
+                        ++ran;
+                        rows_seen.insert(row.name);
+                    }
                 }
-                ASSERT_GT(finite, 0);
-                for (const impl_desc &row : kernel_inventory()) {
-                    const prefer_env env(row.name);
-                    const dispatch_result d = dispatch(p, effective_features(), false);
-                    if (d.impl != &row) continue;  // not here, or not this problem
-                    const buffer got = run(p, in, d.k.get());
-                    for (dim_t o : output_offsets(p))
-                        ASSERT_EQ(got.get(o), want.get(o))
-                            << row.name << " " << describe(c) << " at " << o;
-                    ++ran;
-                }
-            }
     std::printf("[ padded tap guard ] %d (row, problem) pairs as the reference\n", ran);
+    // The matrix-product rows took the whole-window problems.
+    for (const impl_desc &row : kernel_inventory())
+        for (const char *r : {"gemm:avx512", "amx_gemm:amx"})
+            if (std::string(row.name) == r && effective_features().contains(row.needs()))
+                EXPECT_EQ(rows_seen.count(r), 1u) << r;
     ASSERT_GT(ran, 8);
 }
 

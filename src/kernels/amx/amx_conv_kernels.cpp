@@ -101,28 +101,19 @@ std::unique_ptr<kernel> make_conv_kernel(const conv_problem &p, amx_backend back
     return std::make_unique<bwd_weights_kernel>(plan_bwd_weights(p, backend, chunk_pixels));
 }
 
-namespace {
-
-// The fraction of a tile's rows, K depth and columns a product fills, as in 16 x 32 x 16
-// steps (a tail of a dimension fills part of a step): the tiles cost their full time whatever
-// their fill, so a problem with 3 channels on K or on the columns does a tenth of the work per
-// step that the f32 kernels would do per FMA at a fraction of the tiles' speed (ResNet-50's
-// 3-channel stem 0.12x of oneDNN, a 1-channel ConvTranspose's data gradient 0.01x).
-double fill(int64_t n, int64_t step) {
-    return double(n) / double((n + step - 1) / step * step);
-}
-
-double tile_fill(const conv_problem &p) {
+double conv_tile_fill(const conv_problem &p) {
     if (p.dir == conv_direction::fwd) {  // rows: output pixels along w; K: icg; columns: ocg
         const fwd_plan pl = plan_fwd(p, amx_backend::emulated);  // K: the folded w taps too
-        return fill(std::min<int64_t>(p.o[2], 32), 16) * fill(pl.fold * pl.icp, k_step) *
-               fill(p.ocg, 16);
+        return step_fill(std::min<int64_t>(p.o[2], 32), 16) * step_fill(pl.fold * pl.icp, k_step) *
+               step_fill(p.ocg, 16);
     }
     if (p.dir == conv_direction::bwd_data)  // rows: src pixels of a w phase; K: ocg; cols: icg
-        return fill(std::min<int64_t>((p.i[2] + p.s[2] - 1) / p.s[2], 32), 16) *
-               fill(padded_k(p.ocg), k_step) * fill(p.icg, 16);
-    return fill(p.ocg, 16) * fill(p.icg, 16);  // K: the pixels (long)
+        return step_fill(std::min<int64_t>((p.i[2] + p.s[2] - 1) / p.s[2], 32), 16) *
+               step_fill(padded_k(p.ocg), k_step) * step_fill(p.icg, 16);
+    return step_fill(p.ocg, 16) * step_fill(p.icg, 16);  // K: the pixels (long)
 }
+
+namespace {
 
 // The fill below which the f32 kernels win, from 400 random problems (`convgrad bench
 // --random=200 --dt=bf16`, seeds 7 and 11, Xeon with AMX, 2 threads): the gathers (fwd,
@@ -141,7 +132,7 @@ std::string cannot_conv(const conv_problem &p) {
 std::string why_not_native(const conv_problem &p) {
     std::string why = why_not_dispatch(p, amx_backend::native);
     if (!why.empty()) return why;
-    const double f = tile_fill(p);
+    const double f = conv_tile_fill(p);
     if (f < min_tile_fill(p.dir))
         return "its tiles would be " + std::to_string(int(f * 100)) +
                "% full (rows x K x columns; few channels or pixels), below " +

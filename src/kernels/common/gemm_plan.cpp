@@ -338,13 +338,31 @@ struct choice {
     axis_tables t;
     bool tap_major = true;
     gemm_estimate best;
+    double tiles_cost = 0;
     double direct = 0;
 };
+
+// The tile kernel's cost of a mapping, per element of each operand by how its packer reads it
+// (kernels/amx/amx_gemm.cpp): rows of runs are copied, runs along the rows are transposed as
+// pairs, anything else goes element by element; C is also accumulated and stored.
+double tiles_cost(const axis_tables &t, const std::vector<dim_t> &v, const product &pr, bool tr) {
+    const int m = tr ? pr.n : pr.m, n = tr ? pr.m : pr.n, k = pr.k;
+    auto cost = [&](int r, int c) {
+        const gemm_tensor x = tensor_of(r, c);
+        const dim_t col_run = v[size_t(t.run[c][slot(t, c, x)])];
+        const dim_t row_run = v[size_t(t.run[r][slot(t, r, x)])];
+        const double per = col_run >= std::min<dim_t>(t.len[c], 32)   ? 1.0
+                           : row_run >= std::min<dim_t>(t.len[r], 32) ? 2.0
+                                                                      : 6.0;
+        return per * double(t.len[r]) * double(t.len[c]);
+    };
+    return cost(m, k) + cost(k, n) + 2.0 * cost(m, n);
+}
 
 // `p` is the problem over src's padded copy when `pad.needed` (the direct kernel's estimate is
 // of the problem as given, `user`).
 choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, int nregs,
-              std::vector<dim_t> &storage) {
+              gemm_mapping mapping, std::vector<dim_t> &storage) {
     const conv_problem &p = pad.p;
     choice c;
     c.direct = direct_estimate(user, vlen, nregs);
@@ -358,9 +376,13 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
         for (bool tr : {false, true})
             for (int nv = 1; nv <= 4; ++nv) {
                 const gemm_estimate e = estimate(t, pr, tr, nv, vlen, nregs, K, p.dt);
-                if (first || e.total() < c.best.total()) {
+                // Tiles: the cheapest packing, then the f32 estimate among equals.
+                const double tc = mapping == gemm_mapping::tiles ? tiles_cost(t, v, pr, tr) : 0;
+                if (first || tc < c.tiles_cost ||
+                    (tc == c.tiles_cost && e.total() < c.best.total())) {
                     first = false;
                     c.best = e;
+                    c.tiles_cost = tc;
                     c.tap_major = tap_major;
                 }
             }
@@ -452,9 +474,7 @@ std::string gemm_shape_why_not(const conv_problem &p) {
     return {};
 }
 
-std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
-    std::string why = gemm_shape_why_not(p);
-    if (!why.empty()) return why;
+std::string gemm_tables_why_not(const conv_problem &p) {
     // The offset tables hold a few entries per pixel, (input channel, tap) and output channel:
     // a problem whose tables alone would be huge is left to the direct kernel, which needs none
     // (found by fuzz_op: a 343 GB reserve while dispatching).
@@ -463,8 +483,15 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
     constexpr double max_table_entries = double(1 << 26);
     if (entries > max_table_entries)
         return "its offset tables would hold " + fmt(entries) + " entries, above the limit of 2^26";
+    return {};
+}
+
+std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
+    std::string why = gemm_shape_why_not(p);
+    if (why.empty()) why = gemm_tables_why_not(p);
+    if (!why.empty()) return why;
     std::vector<dim_t> storage;
-    const choice c = choose(p, padded_src_of(p), vlen, nregs, storage);
+    const choice c = choose(p, padded_src_of(p), vlen, nregs, gemm_mapping::f32_registers, storage);
     if (c.best.total() < margin * c.direct) return {};
     return "the direct kernel is estimated faster: " + fmt(c.direct) + " cycles per group vs " +
            fmt(c.best.total()) + " for the best matrix-product mapping (" +
@@ -472,15 +499,15 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
            std::to_string(c.best.nv) + " vectors)";
 }
 
-gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs,
-                         std::vector<dim_t> &tables) {
+gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vector<dim_t> &tables,
+                         gemm_mapping mapping) {
     gemm_plan pl;
     pl.user = user;
     pl.pad = padded_src_of(user);
     pl.p = pl.pad.p;
     const conv_problem &p = pl.p;
     pl.vlen = vlen;
-    const choice c = choose(user, pl.pad, vlen, nregs, tables);
+    const choice c = choose(user, pl.pad, vlen, nregs, mapping, tables);
     pl.est = c.best;
     pl.direct_estimate = c.direct;
     const axis_tables &t = c.t;

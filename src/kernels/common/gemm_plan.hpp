@@ -83,14 +83,22 @@ struct gemm_plan {
 /// Empty when the problem is a matrix product per group; else the rule it breaks.
 std::string gemm_shape_why_not(const conv_problem &p);
 
+/// Empty when the problem's offset tables stay small enough to build; else why not.
+std::string gemm_tables_why_not(const conv_problem &p);
+
 /// Empty when the GEMM kernel takes the problem (a matrix product, and the best mapping is
 /// estimated faster than the direct kernel by a margin); else why not, with the estimates.
 std::string gemm_why_not(const conv_problem &p, int vlen, int nregs);
 
+/// What a mapping is chosen for: the f32 kernel's register tiles (the estimate of FMAs, packing
+/// and stores), or the AMX kernel's packers (operands read as runs first).
+enum class gemm_mapping { f32_registers, tiles };
+
 /// Fills `tables` (the offset tables the plan points into; the caller keeps them alive and
 /// does not resize them) and returns the plan of the best mapping. The problem must pass
 /// gemm_shape_why_not.
-gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables);
+gemm_plan make_gemm_plan(const conv_problem &p, int vlen, int nregs, std::vector<dim_t> &tables,
+                         gemm_mapping mapping = gemm_mapping::f32_registers);
 
 /// Whether the kernel writes C in the user's tensor itself (no f32 block stored after): no
 /// bias, no prefill, no K split. Per unit, also its columns must be one contiguous run.
