@@ -459,8 +459,12 @@ gemm_padded_src padded_src_of(const conv_problem &p) {
 }
 
 std::string gemm_shape_why_not(const conv_problem &p) {
-    static const char *ax[3] = {"d", "h", "w"};
     if (p.dir != conv_direction::bwd_data) return padded_src_of(p).why_not;
+    return gemm_disjoint_why_not(p);
+}
+
+std::string gemm_disjoint_why_not(const conv_problem &p) {
+    static const char *ax[3] = {"d", "h", "w"};
     for (int x = 3 - p.nsp; x < 3; ++x) {
         const dim_t ke = (p.k[x] - 1) * p.dl[x] + 1;
         const std::string a = std::string(" along ") + ax[x];

@@ -83,6 +83,11 @@ struct gemm_plan {
 /// Empty when the problem is a matrix product per group; else the rule it breaks.
 std::string gemm_shape_why_not(const conv_problem &p);
 
+/// Empty when every src element is in at most one window and no window reads padding (then
+/// src read through its windows holds each element once, and bwd_data is a product); else the
+/// rule the problem breaks.
+std::string gemm_disjoint_why_not(const conv_problem &p);
+
 /// Empty when the problem's offset tables stay small enough to build; else why not.
 std::string gemm_tables_why_not(const conv_problem &p);
 
