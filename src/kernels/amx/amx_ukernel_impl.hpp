@@ -147,12 +147,16 @@ struct ukernel_blocking {
         const int64_t a1 = p.a1_offset > 0 ? p.a1_offset : (p.m0 > 0 ? p.m0 : 16) * lda;
         const uint16_t *a = p.A[b] + s0 * a_step, *bb = p.B[b] + s0 * b_step;
         for (int64_t s = s0; s < s1; ++s, a += a_step, bb += b_step) {
+            // Each product issued as soon as its two tiles are loaded, the next load after it
+            // (the four products keep their order: the sums are the same). Loading all four
+            // tiles first ran 2% slower over 27 AMX suite rows (1.01-1.04x per op, 4 alternating
+            // runs; within the noise of single rows).
             Tiles::template load<tile_a0>(a, lda_bytes);
             Tiles::template load<tile_b0>(bb, ldb_bytes);
-            if constexpr (TwoN) Tiles::template load<tile_b1>(bb + 32, ldb_bytes);
-            if constexpr (TwoM) Tiles::template load<tile_a1>(a + a1, lda_bytes);
             Tiles::template dot<tile_c00, tile_a0, tile_b0>();
+            if constexpr (TwoN) Tiles::template load<tile_b1>(bb + 32, ldb_bytes);
             if constexpr (TwoN) Tiles::template dot<tile_c01, tile_a0, tile_b1>();
+            if constexpr (TwoM) Tiles::template load<tile_a1>(a + a1, lda_bytes);
             if constexpr (TwoM) Tiles::template dot<tile_c10, tile_a1, tile_b0>();
             if constexpr (TwoM && TwoN) Tiles::template dot<tile_c11, tile_a1, tile_b1>();
             side.after_step();
