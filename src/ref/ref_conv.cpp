@@ -202,10 +202,12 @@ void ref_bwd_weights(const conv_problem &p, const conv_args &a) {
                                 for (dim_t oh = r[1].lo; oh < r[1].hi; ++oh) {
                                     const dim_t ih = oh * p.s[1] + tap[1] * p.dl[1] - p.pb[1];
                                     const float *drow = d + (od * p.o[1] + oh) * p.o[2];
-                                    const float *srow = s + (id * p.i[1] + ih) * p.i[2] +
-                                                        tap[2] * p.dl[2] - p.pb[2];
+                                    // (An index, not a pointer: for a tap that reads only
+                                    // padding, w offset - pads may lie far outside src.)
+                                    const dim_t srow = (id * p.i[1] + ih) * p.i[2] +
+                                                       tap[2] * p.dl[2] - p.pb[2];
                                     for (dim_t ow = r[2].lo; ow < r[2].hi; ++ow)
-                                        acc += double(drow[ow]) * double(srow[ow * p.s[2]]);
+                                        acc += double(drow[ow]) * double(s[srow + ow * p.s[2]]);
                                 }
                             }
                         }
