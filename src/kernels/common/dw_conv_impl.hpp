@@ -41,13 +41,13 @@ struct dw_wline {
     }
 };
 
-// One tap of one line: where it reads input pixel 0 of the line (koff included), its packed
-// weights, its offset along w (for the border checks).
+// One tap of one line: its input row, its packed weights, its offset along w (the border
+// checks, and the address of each pixel it reads: row + (q * a + koff) * ips).
 template <typename T>
 struct dw_tap {
-    const T *x;
+    const T *row;  // the tap's input row, at pixel 0 channel 0
     const float *w;
-    dim_t koff;
+    dim_t koff;  // the input pixel output 0 reads (far in the padding with a pad near 2^62)
 };
 
 // One line of one output row: its input rows (one per (kd, kh) tap that reaches them), the
@@ -85,17 +85,22 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
 #pragma GCC unroll 16
         for (int q = 0; q < UR; ++q) acc[q][v] = b;
     }
-    const dim_t step = L.a * j.ips, base = q0 * step + c0;
+    // Addresses only of pixels that are read: with a stride or pad near 2^62 (one output pixel
+    // per line, or taps far in the padding) the stride times the pixel stride, or a tap's
+    // offset times it, does not fit in 64 bits (UBSan in CI's fuzzer).
+    const dim_t ips = j.ips;
     for (int t = 0; t < ntaps; ++t) {
         const dw_tap<T> tp = j.taps[t];
         V wv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) wv[v] = vt::load(tp.w + c0 + v * W);
-        const T *x = tp.x + base;
-        const dim_t i0 = q0 * L.a + tp.koff;
+        const dim_t i0 = q0 * L.a + tp.koff;  // (the line's outputs' reach fits)
         // In a border block most taps still read inside for every pixel: only the others
         // check each pixel.
         if (INSIDE || (m == UR && i0 >= 0 && i0 + (UR - 1) * L.a < L.in_w)) {
+            // (UR - 1 strides lie inside the row: the step fits.)
+            const dim_t step = L.a * ips;
+            const T *x = tp.row + i0 * ips + c0;
             const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q)
@@ -114,8 +119,9 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
                 if (iw >= 0 && iw < L.in_w)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + q * step + v * W, v, n, mk),
-                                            wv[v], acc[q][v]);
+                        acc[q][v] = vt::fma(
+                            dw_load_v<DT, NV, TAIL>(tp.row + iw * ips + c0 + v * W, v, n, mk),
+                            wv[v], acc[q][v]);
             }
         }
     }
@@ -162,8 +168,7 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
     int ntaps = 0;
     for (int r = 0; r < j.nrows; ++r)
         for (int k = 0; k < L.nk; ++k)
-            j.taps[ntaps++] = {j.rows[r] + L.koff[k] * j.ips,
-                               j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
+            j.taps[ntaps++] = {j.rows[r], j.wp + (j.wrows[r] + L.kidx[k]) * j.cpad, L.koff[k]};
     const dim_t nvec = div_up(C, W);
     const int n = int(C - (nvec - 1) * W);  // lanes of the last vector
     const mask_t mk = vt::mask(n);
