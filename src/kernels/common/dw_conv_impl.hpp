@@ -286,7 +286,10 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                                         li.cpad,
                                         li.bias,
                                         li.out.at(n, od, oh, L.out0),
-                                        L.out_step * li.out.w,
+                                        // (Only lines of several outputs step: one output
+                                        // per line may have a stride of 2^60, whose product
+                                        // with the pixel stride does not fit.)
+                                        L.nq > 1 ? L.out_step * li.out.w : 0,
                                         taps,
                                         &ahead,
                                         stream};
