@@ -17,10 +17,6 @@
 namespace convgrad::detail::amx {
 namespace {
 
-uint16_t tile_bits(data_type dt, const void *src, int64_t at, amx_dot to) {
-    return narrow_element(dt, src, at, to);
-}
-
 TEST(AmxRows, CopyLinePutsEveryChannelInItsSlotAndNothingElse) {
     const row_io io = row_io::here();
     std::mt19937 rng(5);
@@ -61,7 +57,7 @@ TEST(AmxRows, CopyLinePutsEveryChannelInItsSlotAndNothingElse) {
                                     const int64_t x = slot / cp - margin, c = slot % cp;
                                     const uint16_t want =
                                         x >= 0 && x < w && c < n
-                                            ? tile_bits(dt, src.get(), x * ws + c0 + c, to)
+                                            ? narrow_element(dt, src.get(), x * ws + c0 + c, to)
                                             : uint16_t(0);
                                     ASSERT_EQ(out[size_t(slot)], want) << what << " slot " << slot;
                                 }

@@ -85,9 +85,9 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
 #pragma GCC unroll 16
         for (int q = 0; q < UR; ++q) acc[q][v] = b;
     }
-    // Addresses only of pixels that are read: with a stride or pad near 2^62 (one output pixel
-    // per line, or taps far in the padding) the stride times the pixel stride, or a tap's
-    // offset times it, does not fit in 64 bits (UBSan in CI's fuzzer).
+    // Addresses only of pixels that are read: with a stride and pads near 2^60 (taps far in the
+    // padding) the stride times the pixel stride, or a tap's offset times it, does not fit in
+    // 64 bits (UBSan in CI's fuzzer).
     const dim_t ips = j.ips;
     for (int t = 0; t < ntaps; ++t) {
         const dw_tap<T> tp = j.taps[t];
