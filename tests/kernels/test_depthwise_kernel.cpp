@@ -2,10 +2,10 @@
 // the reference, exactly (small-integer data), for every op of every geometry: channel tails
 // (1, 15, 16, 17, 33 channels against 8- and 16-lane vectors), rows shorter and longer than
 // the register tile, a kernel larger than the input, strides 1-3, dilation, asymmetric
-// padding, pads and dilations of 2^60 (taps that read only padding), 1-D and 3-D, bias, NCX
-// and padded strides, bf16/f16, 1-3 threads on problems big enough to be split. Plus an Inf
-// weight whose tap lands in the padding for some outputs: the reference skips padded taps, so
-// those outputs stay finite (Inf * 0 would make them NaN).
+// padding, pads and dilations of 2^60 (taps that read only padding), a stride of 2^60, 1-D and
+// 3-D, bias, NCX and padded strides, bf16/f16, 1-3 threads on problems big enough to be split.
+// Plus an Inf weight whose tap lands in the padding for some outputs: the reference skips padded
+// taps, so those outputs stay finite (Inf * 0 would make them NaN).
 // Grouped layers with a few channels per group (planes): 1-8 src and dst channels per group,
 // unequal both ways, over the same edges, and a batch spanning several chunks of plane copies.
 // The NCX depthwise kernel (kernels/dw_ncx_kernels.hpp, pixels on the lanes) over its own
@@ -83,6 +83,12 @@ const dw_geometry geometries[] = {
     // read only padding, and their offsets times the pixel stride would overflow.
     {"huge pads and dilation along w", 16, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1LL << 60}, {1, 1LL << 60}, {1, 1LL << 60}, false, false, data_type::f32},
     {"huge pads and dilation, stride 2 bf16", 21, 2, {4, 9}, {3, 3}, {1, 2}, {1, 1LL << 60}, {1, (1LL << 60) + 1}, {1, 1LL << 60}, false, false, data_type::bf16},
+    // A stride and pads of 2^60 along w (fuzz_op found the forward one): three outputs per
+    // line, the middle one inside; the stride times the pixel stride, and a tap's offset
+    // times it, do not fit in 64 bits and must not be computed (fwd, bwd_data and
+    // bwd_weights each did once).
+    {"huge stride and pads along w", 16, 2, {5, 6}, {3, 3}, {1, 1LL << 60}, {1, 1LL << 60}, {1, 1LL << 60}, {1, 1}, false, false, data_type::f32},
+    {"huge stride and pads along w, bf16 tail", 21, 1, {4, 9}, {3, 3}, {1, 1LL << 60}, {1, 1LL << 60}, {1, 1LL << 60}, {1, 1}, false, false, data_type::bf16},
     // Over a million multiply-adds: the work is split over the threads (1, 2, 3 by position).
     {"threaded 3x3", 33, 4, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
     {"threaded stride 2 bf16", 40, 6, {36, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16},

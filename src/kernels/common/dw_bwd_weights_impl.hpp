@@ -32,6 +32,9 @@ template <int DT, int NV, bool TAIL, int KB>
     dim_t off[KB];
     for (int k = 0; k < KB; ++k) off[k] = (kw0 + k) * p.dl[2] - p.pb[2];
     // Offsets grow with k: the first tap has the latest start, the last the earliest end.
+    // Pixels are addressed by their index in the row, ow * s + off[k], which is inside it for
+    // every output a tap reads; ow * s * sps and off[k] * sps alone overflowed with a stride and
+    // pads near 2^60 (UBSan), though their sum is a real address.
     const dim_t blo = lo[0], bhi = imax(blo, hi[KB - 1]);
     // U independent sets of accumulators along ow (summed in a fixed order at the end): more
     // FMA chains in flight than KB * NV alone, where the registers allow.
@@ -51,15 +54,14 @@ template <int DT, int NV, bool TAIL, int KB>
                 d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
                 d2[v] = dw_load_v<DT, NV, TAIL>(dp + dps + v * W, v, n, mk);
             }
-            const T *sp = srow + ow * s * sps;
 #pragma GCC unroll 4
             for (int k = 0; k < KB; ++k)
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; ++v) {
-                    const T *x = sp + off[k] * sps + v * W;
+                    const T *x = srow + (ow * s + off[k]) * sps + v * W;
+                    const T *x2 = srow + ((ow + 1) * s + off[k]) * sps + v * W;
                     acc[k][v] = vt::fma(d[v], dw_load_v<DT, NV, TAIL>(x, v, n, mk), acc[k][v]);
-                    acc2[k][v] =
-                        vt::fma(d2[v], dw_load_v<DT, NV, TAIL>(x + s * sps, v, n, mk), acc2[k][v]);
+                    acc2[k][v] = vt::fma(d2[v], dw_load_v<DT, NV, TAIL>(x2, v, n, mk), acc2[k][v]);
                 }
         }
     }
@@ -68,13 +70,13 @@ template <int DT, int NV, bool TAIL, int KB>
         const T *dp = drow + ow * dps;
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
-        const T *sp = srow + ow * s * sps;
 #pragma GCC unroll 4
         for (int k = 0; k < KB; ++k)
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
                 acc[k][v] = vt::fma(
-                    d[v], dw_load_v<DT, NV, TAIL>(sp + off[k] * sps + v * W, v, n, mk), acc[k][v]);
+                    d[v], dw_load_v<DT, NV, TAIL>(srow + (ow * s + off[k]) * sps + v * W, v, n, mk),
+                    acc[k][v]);
     }
     if constexpr (U == 2) {
 #pragma GCC unroll 4
