@@ -392,19 +392,84 @@ TEST(AmxConv, BackwardWeightsPlanePathIsExact) {
     std::printf("[ amx conv ] bwd_weights plane path: %d cases exact\n", ran);
 }
 
+// bwd_weights' folded path (few input channels, w stride > 1: the rows path is not taken): kq
+// w taps of icg channels side by side in the columns. 1-7 channels, 2-7 w taps in one group of
+// columns and in several (5 channels x 7 taps: groups of 4 and 3, the last one's columns past
+// k_w dropped), strides 2-3, dilation (a gathered run), pads on both sides and past the kernel,
+// rows past a tile step (o_w 33-56), 1-D, 2-D and 3-D (kd and kh taps outside skipped),
+// groups, NCX and padded strides, more than 32 output channels, chunks of 1 and 3 rows and the
+// planner's, every type; exact on integer data, native bit for bit with the emulation.
+TEST(AmxConv, BackwardWeightsFoldedPathIsExact) {
+    struct shape {
+        dim_t icg, ocg, kw, sw, dlw, pbw, pew, ow;
+        int nsp;
+        dim_t g;
+        bool ncx;
+    };
+    const shape shapes[] = {
+        {3, 64, 7, 2, 1, 3, 2, 40, 2, 1, false},  // the stem's, narrower
+        {1, 5, 3, 2, 1, 1, 1, 33, 2, 1, false},   // one channel, a row just past a tile step
+        {5, 36, 7, 3, 2, 0, 4, 24, 2, 1, true},   // two groups of taps, dilation 2, NCX
+        {3, 17, 4, 2, 2, 5, 1, 30, 3, 2, false},  // dilation 2 (gathered), 3-D, groups
+        {7, 8, 2, 2, 1, 0, 0, 56, 1, 1, false},   // 1-D
+    };
+    int ran = 0;
+    for (const dt_pair &d : dt_pairs)
+        for (size_t j = 0; j < std::size(shapes); ++j) {
+            const shape &sh = shapes[j];
+            conv_case c;
+            c.dt = d.dt, c.math = d.math;
+            c.nsp = sh.nsp, c.mb = 1 + j % 2, c.g = sh.g, c.icg = sh.icg, c.ocg = sh.ocg;
+            if (sh.nsp == 3) c.i[0] = 3, c.k[0] = 2, c.pb[0] = 1;
+            if (sh.nsp >= 2) c.i[1] = 4, c.k[1] = 3, c.s[1] = 2, c.pb[1] = 1, c.pe[1] = 1;
+            c.k[2] = sh.kw, c.s[2] = sh.sw, c.dl[2] = sh.dlw, c.pb[2] = sh.pbw, c.pe[2] = sh.pew;
+            c.i[2] = (sh.ow - 1) * sh.sw + (sh.kw - 1) * sh.dlw + 1 - sh.pbw - sh.pew;
+            c.ncx = sh.ncx, c.pad = j == 1 ? 3 : 0;
+            const conv_problem p = make_problem(c);
+            ASSERT_EQ(p.o[2], sh.ow) << describe(c);
+            const bwd_weights_plan whole = plan_bwd_weights(p, amx_backend::emulated);
+            ASSERT_TRUE(whole.folded && !whole.rows)
+                << describe(c) << " (must take the folded path)";
+            for (int64_t chunk : {int64_t(0), whole.owp, 3 * whole.owp}) {
+                c.chunk = chunk;  // 0: the planner's; one row a chunk; three
+                check_case(c, amx_backend::emulated, 80 + j, true);
+                if (HasFatalFailure()) return;
+                if (native_usable(dot_of(d.math))) {
+                    std::mt19937_64 data_rng(9);
+                    const inputs in = make_inputs(p, data_rng, false);
+                    const buffer nat =
+                        run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
+                    const buffer emu =
+                        run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
+                    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
+                }
+                ++ran;
+            }
+        }
+    std::printf("[ amx conv ] bwd_weights folded path: %d cases exact\n", ran);
+}
+
 // bwd_weights lets a tap's padded pixels join its sum as zero rows of src when that is exact,
 // which needs diff_dst finite (0 * inf is NaN). An infinity in diff_dst at a corner pixel must
-// reach only the taps whose src pixel for it is inside the image, on both paths (a chunk of the
-// whole image, and chunks of 2 pixels that put the corner in a chunk of its own).
+// reach only the taps whose src pixel for it is inside the image, on every path (the rows and
+// folded paths, which fall back, and chunks of 2 pixels that put the corner in a chunk of its
+// own).
 TEST(AmxConv, InfiniteDiffDstReachesOnlyTheTapsThatReadIt) {
-    for (int64_t chunk : {int64_t(0), int64_t(2)})
+    for (int shape = 0; shape < 3; ++shape)
         for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
             if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
+            const int64_t chunk = shape == 1 ? 2 : 0;
             conv_case c;
             c.mb = 1, c.icg = 3, c.ocg = 5, c.i[1] = 4, c.k[1] = c.k[2] = 3;
-            c.i[2] = chunk == 0 ? 32 : 5;  // 32: the rows path, which must fall back
+            // 0: the rows path, 2: the folded path (stride 2), which must fall back
+            c.i[2] = shape == 0 ? 32 : shape == 1 ? 5 : 47;
+            c.s[2] = shape == 2 ? 2 : 1;
             c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = chunk;
             const conv_problem p = make_problem(c);
+            if (shape != 1) {
+                const bwd_weights_plan pl = plan_bwd_weights(p, backend);
+                ASSERT_TRUE(shape == 0 ? pl.rows : pl.folded) << describe(c);
+            }
             std::mt19937_64 rng(11);
             inputs in = make_inputs(p, rng, true);
             for (dim_t x = 0; x < in.src.count(); ++x) in.src.set(x, 1 + x % 3);  // no zeros
@@ -551,19 +616,22 @@ TEST(AmxConv, BackwardDataReadsAlignedDiffDstInPlaceElseCopies) {
 // The rows path's zero columns of diff_dst^T (past a row, and a plane's columns past o_w) meet
 // src values of the next row there: exact only for finite src too. An infinity in src at the
 // last pixel of a row must reach only the taps that read it, on the rows path (24-pixel rows,
-// padded to 32), the plane path (short rows) and the pixel path (chunks of 2 pixels).
+// padded to 32), the plane path (short rows), the pixel path (chunks of 2 pixels) and the
+// folded path (stride 2: the taps side by side in the columns).
 TEST(AmxConv, InfiniteSrcReachesOnlyTheTapsThatReadIt) {
-    for (int shape = 0; shape < 3; ++shape)
+    for (int shape = 0; shape < 4; ++shape)
         for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
             if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
             conv_case c;
             c.mb = 1, c.icg = 3, c.ocg = 5, c.k[1] = c.k[2] = 3;
-            c.i[1] = shape == 1 ? 10 : 4, c.i[2] = shape == 0 ? 24 : 14;
+            c.i[1] = shape == 1 ? 10 : 4, c.i[2] = shape == 0 ? 24 : shape == 3 ? 47 : 14;
             c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = shape == 2 ? 2 : 0;
+            c.s[2] = shape == 3 ? 2 : 1;  // 3: the folded path (24 pixels, padded to 32)
             const conv_problem p = make_problem(c);
-            if (shape < 2) {
+            if (shape != 2) {
                 const bwd_weights_plan pl = plan_bwd_weights(p, backend);
-                ASSERT_TRUE(pl.rows && pl.plane == (shape == 1)) << describe(c);
+                ASSERT_TRUE(shape == 3 ? pl.folded : pl.rows && pl.plane == (shape == 1))
+                    << describe(c);
             }
             std::mt19937_64 rng(12);
             inputs in = make_inputs(p, rng, true);
@@ -626,8 +694,7 @@ TEST(AmxConv, BackwardDataSkipsTapsThatReadOnlyTheMargin) {
                 c.i[1] = 6, c.k[1] = 5, c.dl[1] = 3, c.pb[1] = c.pe[1] = 4, c.s[1] = stride;
                 c.i[2] = width, c.k[2] = 4, c.dl[2] = 2, c.pb[2] = c.pe[2] = 2, c.s[2] = stride;
                 const conv_problem p = make_problem(c);
-                ASSERT_EQ(plan_bwd_data(p, backend).hpair, width == 9)
-                    << describe(c);
+                ASSERT_EQ(plan_bwd_data(p, backend).hpair, width == 9) << describe(c);
                 check_case(c, backend, 91, true);
                 if (HasFatalFailure()) return;
                 std::mt19937_64 rng(12);

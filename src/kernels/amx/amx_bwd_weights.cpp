@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "core/float_convert.hpp"
+#include "kernels/amx/amx_bwd_weights_parts.hpp"
+#include "kernels/amx/amx_conv_kernels.hpp"
 #include "kernels/amx/amx_elements.hpp"
 #include "kernels/amx/amx_pair_ops.hpp"
 #include "kernels/amx/amx_rows.hpp"
@@ -13,6 +15,9 @@
 #include "threading/scratch_cache.hpp"
 
 namespace convgrad::detail::amx {
+using bww::div_up, bww::pair_columns, bww::pixel_slots, bww::pixel_walk, bww::store_sums,
+    bww::tap_split;
+
 namespace {
 
 // A chunk's A and B (2 bytes an element, pixels x (icg + ocg)) aim at half of a 2 MB L2, the
@@ -23,126 +28,6 @@ constexpr int64_t min_chunk = 2 * k_step, max_chunk = 64 * k_step;
 // the partial sums' memory (past it, fewer slices: less parallel, never less exact).
 constexpr int64_t target_items = 8;
 constexpr double max_partial_bytes = 256.0 * (1 << 20);
-
-int64_t div_up(int64_t a, int64_t b) {
-    return (a + b - 1) / b;
-}
-
-// Output pixel coordinates (image, od, oh, ow) of a chunk, stepped without divisions.
-struct pixel_walk {
-    const conv_problem &p;
-    int64_t img, o[3];
-    pixel_walk(const conv_problem &pr, int64_t q) : p(pr) {
-        for (int x = 2; x >= 0; --x) {
-            o[x] = q % p.o[x];
-            q /= p.o[x];
-        }
-        img = q;
-    }
-    void next() {
-        for (int x = 2; x >= 0; --x) {
-            if (++o[x] < p.o[x]) return;
-            o[x] = 0;
-        }
-        ++img;
-    }
-    /// The pixel's offset in diff_dst (channel 0 of group g).
-    int64_t dst_offset(int64_t g) const {
-        int64_t d = img * p.dst.n + g * p.ocg * p.dst.c;
-        for (int x = 0; x < 3; ++x) d += o[x] * p.dst.sp[x];
-        return d;
-    }
-    /// Its source pixel through tap (kd, kh, kw): the offset in src (channel 0 of group g), and
-    /// whether it is inside the image.
-    bool src_offset(const int64_t tap[3], int64_t g, int64_t &off) const {
-        off = img * p.src.n + g * p.icg * p.src.c;
-        bool in = true;
-        for (int x = 0; x < 3; ++x) {
-            const int64_t i = o[x] * p.s[x] + tap[x] * p.dl[x] - p.pb[x];
-            in = in && i >= 0 && i < p.i[x];
-            off += i * p.src.sp[x];
-        }
-        return in;
-    }
-};
-
-// The staging of every packer here: the channels of up to `slots` pixels in the tiles' type (a
-// transposed block of pixel pairs), a pixel of zeros (outside the image, or the pad of an odd
-// count) and the f32 room of their conversion; and the pair ops of the backend.
-struct pixel_slots {
-    static constexpr int slots = 2 * max_transposed_pairs;
-    const conv_problem &p;
-    amx_dot to;
-    row_io io = row_io::here();
-    const pair_ops &ops;
-    int64_t n;  // channels per slot: the larger of icg and ocg
-    scratch_buffer<uint16_t> bits;
-    scratch_buffer<float> tmp;
-    pixel_slots(const conv_problem &pr, amx_dot dot, amx_backend backend)
-        : p(pr),
-          to(dot),
-          ops(pair_ops_for(backend)),
-          n(std::max(pr.icg, pr.ocg)),
-          bits(size_t((slots + 1) * n)),
-          tmp(size_t(n)) {
-        std::fill(bits.data() + slots * n, bits.data() + (slots + 1) * n, uint16_t(0));
-    }
-    const uint16_t *zeros() const { return bits.data() + slots * n; }
-    /// c channels of tensor t at `off` (channel stride cs), read in place or converted into
-    /// `slot`.
-    const uint16_t *view(const void *t, int64_t off, int64_t cs, int64_t c, int slot) {
-        return io.view_in(p.dt, t, off, cs, c, to, bits.data() + slot * n, tmp.data());
-    }
-};
-
-// Work items of the two multi-tap paths: (slice, group, tap part). A slice is a partial sum of
-// all the weights; when there are too few slices and groups for the threads (few pixels, many
-// weights: HiFi-GAN's 16-tap layer has one slice), each takes part of the taps, each tap's sums
-// still the work of one item in chunk order: the same bits on any number of threads. Each part
-// transposes diff_dst for its chunks itself.
-struct tap_split {
-    int64_t slices, g, parts;
-    tap_split(int64_t sl, int64_t groups, int64_t ksp)
-        : slices(sl), g(groups), parts(std::clamp<int64_t>(div_up(4, sl * groups), 1, ksp)) {}
-    int64_t items() const { return slices * g * parts; }
-    /// Item i's slice, group and taps [t0, t1).
-    void decode(int64_t i, int64_t ksp, int64_t &slice, int64_t &grp, int64_t &t0,
-                int64_t &t1) const {
-        const int64_t part = i % parts, sg = i / parts;
-        slice = sg / g, grp = sg % g;
-        balance211(ksp, int(parts), int(part), t0, t1);
-    }
-};
-
-// Pixel pairs into the columns of a transposed panel, a block of max_transposed_pairs pairs at a
-// time: add(v0, v1) queues a pair (views that stay valid until the block is written: slots
-// 2j and 2j + 1 of px), flush() writes the queued pairs.
-class pair_columns {
-  public:
-    pair_columns(const pair_ops &ops, int64_t n, uint16_t *col, int64_t ld)
-        : ops_(ops), n_(n), col_(col), ld_(ld) {}
-    /// The slot of the next pair's first pixel (the second's is one more).
-    int slot() const { return 2 * pairs_; }
-    void add(const uint16_t *v0, const uint16_t *v1) {
-        px_[2 * pairs_] = v0;
-        px_[2 * pairs_ + 1] = v1;
-        if (++pairs_ == max_transposed_pairs) flush();
-    }
-    void flush() {
-        if (pairs_ == 0) return;
-        ops_.transpose_pairs(px_, pairs_, n_, col_, ld_);
-        col_ += 2 * pairs_;
-        pairs_ = 0;
-    }
-
-  private:
-    const pair_ops &ops_;
-    int64_t n_;
-    uint16_t *col_;
-    int64_t ld_;
-    const uint16_t *px_[2 * max_transposed_pairs];
-    int pairs_ = 0;
-};
 
 }  // namespace
 
@@ -164,8 +49,10 @@ double bwd_weights_plan::scratch_bytes() const {
     const double partials = 4.0 * slices * p.g * p.ksp() * p.icg * p.ocg;
     const double per_thread = 2.0 * 2 * (p.ocg + 32) * lda + 2.0 * (lda / 2) * ldb + 17.0 * chunk +
                               (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg);
-    // The rows path's scratch is released before the pixel path (its fallback) takes its own.
-    return std::max(partials + nthr * per_thread, rows ? rows_scratch_bytes() : 0.0);
+    // The rows and folded paths' scratch is released before the pixel path (their fallback)
+    // takes its own.
+    return std::max({partials + nthr * per_thread, rows ? rows_scratch_bytes() : 0.0,
+                     folded ? folded_scratch_bytes() : 0.0});
 }
 
 bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
@@ -250,7 +137,43 @@ bwd_weights_plan plan_bwd_weights(const conv_problem &p, amx_backend backend,
         pl.rsteps = div_up(pl.owp, k_step);
         pl.rows = pl.rows_scratch_bytes() <= p.scratch_bound(pl.nthr);
     }
+
+    // The folded path: few input channels and several w taps where the rows path is not
+    // taken, when folding fills the tiles at least 1.5x better than the pixel path (whose K,
+    // the pixels, is dense). ResNet-50's stem (3 channels, 7 taps, stride 2): 21 of 32 columns
+    // and 112 of 128 K, against 3 of 16 columns.
+    if (!pl.rows && p.k[2] > 1 && p.icg < 16 && p.pb[2] >= 0) {
+        const int64_t per = std::min<int64_t>(p.k[2], ukernel_max_n / p.icg);
+        const int64_t njg = div_up(p.k[2], per), kq = div_up(p.k[2], njg);
+        const double owp = double(div_up(p.o[2], k_step) * k_step);
+        const double fill = step_fill(kq * p.icg, 16) * double(p.o[2]) / owp;
+        // The pixels of a src row any group's taps read (in double: a stride of 2^60 fits
+        // the problem, not a product of it).
+        const double wp =
+            double(p.o[2] - 1) * double(p.s[2]) + double(njg * kq - 1) * double(p.dl[2]) + 1.0;
+        if (fill >= 1.5 * step_fill(p.icg, 16) && wp <= 65536.0 && owp <= 4096.0) {
+            pl.kq = kq;
+            pl.njg = njg;
+            pl.fold_wp = int64_t(wp);
+            pl.owp = int64_t(owp);
+            pl.rsteps = pl.owp / k_step;
+            pl.rchunk = std::max<int64_t>(1, pl.chunk / pl.owp);
+            pl.rnchunks = div_up(pl.nunits(), pl.rchunk);
+            pl.rslices = std::max<int64_t>(1, std::min(pl.slices, pl.rnchunks));
+            pl.folded = pl.folded_scratch_bytes() <= p.scratch_bound(pl.nthr);
+        }
+    }
     return pl;
+}
+
+double bwd_weights_plan::folded_scratch_bytes() const {
+    const double lines = double(nlines()) * fold_line() * 2;
+    const double partials = 4.0 * rslices * p.g * p.ksp() * p.icg * p.ocg;
+    const double per_thread = 2.0 * p.ocg * rchunk * rsteps * k_step + 24.0 * rchunk +
+                              4.0 * p.k[0] * p.k[1] * njg * p.ocg * ukernel_max_n +
+                              2.0 * fold_wp * p.icg + 4.0 * p.i[2] * p.icg + 4.0 * kq * p.icg +
+                              (4.0 + 2.0 * 3) * std::max(p.icg, p.ocg);
+    return lines + partials + nthr * per_thread;
 }
 
 double bwd_weights_plan::rows_scratch_bytes() const {
@@ -462,12 +385,13 @@ void run_one_tap(const bwd_weights_plan &pl, const conv_args &args, float *parti
         thread_tile_hooks(pl.backend));
 }
 
-// Sums the slices ([slice][g][tap][ocg][icg], or [..][icg][ocg] when `ic_major`) in slice
-// order into the first, rounds once, stores at the user's weight strides. The sums run over
-// contiguous elements and the stores by rows of channels through row_io (vector code): element by
-// element, with the slices' strides, they took a twentieth of ResNet-50's 3x3 weight gradient.
-void store_sums(const bwd_weights_plan &pl, const conv_args &args, float *partials, int64_t slices,
-                bool ic_major = false) {
+}  // namespace
+
+// The sums run over contiguous elements and the stores by rows of channels through row_io
+// (vector code): element by element, with the slices' strides, they took a twentieth of
+// ResNet-50's 3x3 weight gradient.
+void bww::store_sums(const bwd_weights_plan &pl, const conv_args &args, float *partials,
+                     int64_t slices, bool ic_major) {
     const conv_problem &p = pl.p;
     const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg, total = p.g * wgroup;
     if (slices > 1)
@@ -509,6 +433,40 @@ void store_sums(const bwd_weights_plan &pl, const conv_args &args, float *partia
     });
 }
 
+bool bww::dst_part_finite(const bwd_weights_plan &pl, const conv_args &args, pixel_slots &px,
+                          int ithr, int nthr) {
+    const conv_problem &p = pl.p;
+    const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
+    const bool direct_dst = p.dt == tile_dt && p.dst.c == 1;
+    bool ok = true;
+    int64_t q0, q1;
+    if (direct_dst) {  // rows of diff_dst read in place, a row per call
+        const int64_t nrows = p.mb * p.o[0] * p.o[1];
+        balance211(nrows, nthr, ithr, q0, q1);
+        for (int64_t q = q0; q < q1 && ok; ++q) {
+            const int64_t oh = q % p.o[1], od = (q / p.o[1]) % p.o[0], n = q / (p.o[1] * p.o[0]);
+            for (int64_t g = 0; g < p.g && ok; ++g)
+                ok =
+                    px.ops.all_finite_pixels(static_cast<const uint16_t *>(args.dst) + n * p.dst.n +
+                                                 od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg,
+                                             p.o[2], p.dst.sp[2], p.ocg, pl.dot);
+        }
+    } else {
+        balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
+        if (q0 < q1) {
+            pixel_walk w(p, q0);
+            for (int64_t q = q0; q < q1 && ok; ++q, w.next())
+                for (int64_t g = 0; g < p.g && ok; ++g) {
+                    const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
+                    ok = px.ops.all_finite(v, p.ocg, pl.dot);
+                }
+        }
+    }
+    return ok;
+}
+
+namespace {
+
 // The rows path (bwd_weights_plan::rows). Returns false, having written nothing to the
 // weights, when src or diff_dst holds an infinity or NaN: padding joins its sums as zero
 // products, exact only for finite data, and the pixel path leaves padding out instead.
@@ -528,8 +486,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
     // Tensors of the tiles' type with contiguous channels are read in place (pixel_slots::view)
     // and checked for finiteness a row of pixels per call, not a pixel per call.
     const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
-    const bool direct_src = p.dt == tile_dt && p.src.c == 1,
-               direct_dst = p.dt == tile_dt && p.dst.c == 1;
+    const bool direct_src = p.dt == tile_dt && p.src.c == 1;
     parallel(pl.nthr, [&](int ithr, int nthr) {
         pixel_slots px(p, pl.dot, pl.backend);
         bool ok = true;
@@ -579,30 +536,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 }
             }
         }
-        int64_t q0, q1;
-        if (direct_dst) {  // rows of diff_dst read in place, a row per call
-            const int64_t nrows = p.mb * p.o[0] * p.o[1];
-            balance211(nrows, nthr, ithr, q0, q1);
-            for (int64_t q = q0; q < q1 && ok; ++q) {
-                const int64_t oh = q % p.o[1], od = (q / p.o[1]) % p.o[0],
-                              n = q / (p.o[1] * p.o[0]);
-                for (int64_t g = 0; g < p.g && ok; ++g)
-                    ok = px.ops.all_finite_pixels(static_cast<const uint16_t *>(args.dst) +
-                                                      n * p.dst.n + od * p.dst.sp[0] +
-                                                      oh * p.dst.sp[1] + g * p.ocg,
-                                                  p.o[2], p.dst.sp[2], p.ocg, pl.dot);
-            }
-        } else {
-            balance211(p.mb * p.osp(), nthr, ithr, q0, q1);
-            if (q0 < q1) {
-                pixel_walk w(p, q0);
-                for (int64_t q = q0; q < q1 && ok; ++q, w.next())
-                    for (int64_t g = 0; g < p.g && ok; ++g) {
-                        const uint16_t *v = px.view(args.dst, w.dst_offset(g), p.dst.c, p.ocg, 0);
-                        ok = px.ops.all_finite(v, p.ocg, pl.dot);
-                    }
-            }
-        }
+        ok = ok && bww::dst_part_finite(pl, args, px, ithr, nthr);
         if (!ok) finite = false;
     });
     if (!finite) return false;
@@ -724,6 +658,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
 
 void run_bwd_weights(const bwd_weights_plan &pl, const conv_args &args) {
     if (pl.rows && run_rows(pl, args)) return;
+    if (pl.folded && bww::run_folded(pl, args)) return;
     const conv_problem &p = pl.p;
     scratch_buffer<float> partials(size_t(pl.slices * p.g * p.ksp() * p.icg * p.ocg));
     const bool one_tap = p.ksp() == 1 && p.icg < p.ocg;

@@ -53,6 +53,20 @@ struct bwd_weights_plan {
     int64_t np = 0;      // pixel pairs per alignment of a src line
     int64_t nicb = 0;    // 32-channel blocks of icg
     int64_t rsteps = 0;  // tile steps per unit (owp / 32, rounded up)
+    /// The folded path (few input channels, when the rows path is not taken: the stem's w
+    /// stride 2): kq w taps of icg channels side by side in the tile's columns (N = kq * icg <=
+    /// 32), so that 3 channels fill 21 columns of 32 instead of 3 of 16. K runs along whole
+    /// output rows (owp: o_w rounded up to the tile step, zero columns past o_w), and each src
+    /// row is packed once per execution for every group of kq taps as the B of all the output
+    /// rows that read it: [group][owp / 2][32][2], element (ow, kwl * icg + ic) the src pixel
+    /// ow * s_w + (group * kq + kwl) * dl_w - pb_w. Taken when the data are finite (padding and
+    /// the columns past o_w join as zeros); else the pixel path. Reuses owp, rsteps, rchunk,
+    /// rnchunks and rslices.
+    bool folded = false;
+    int64_t kq = 0, njg = 0;  // w taps per group of columns; groups
+    int64_t fold_wp = 0;      // pixels of a zero-padded src row
+    int64_t fold_line() const { return njg * (owp / 2) * 2 * ukernel_max_n; }
+    double folded_scratch_bytes() const;
     int64_t nunits() const { return plane ? p.mb * p.o[0] : p.mb * p.o[0] * p.o[1]; }
     int64_t nlines() const { return p.g * p.mb * p.i[0] * (plane ? 1 : p.i[1]); }
     double rows_scratch_bytes() const;

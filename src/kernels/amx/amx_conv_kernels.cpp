@@ -14,10 +14,18 @@ class bwd_weights_kernel : public kernel {
     // The packers round f32 inputs to the tile type (math_dt) on the way.
     bool rounds_to_math_type() const override { return true; }
     std::string describe() const override {
-        return std::string("amx bwd_weights ") + to_string(pl_.dot) + " " + to_string(pl_.backend) +
-               ": K chunk " + std::to_string(pl_.chunk) + " pixels x " +
+        const std::string head =
+            std::string("amx bwd_weights ") + to_string(pl_.dot) + " " + to_string(pl_.backend);
+        const std::string tail = std::to_string(pl_.nthr) + " thread(s)";
+        if (pl_.folded)
+            return head + ": " + std::to_string(pl_.kq) + " w taps x " + std::to_string(pl_.p.icg) +
+                   " channels folded into the columns (" + std::to_string(pl_.njg) +
+                   " group(s)), K chunk " + std::to_string(pl_.rchunk) + " rows of " +
+                   std::to_string(pl_.owp) + " x " + std::to_string(pl_.rnchunks) + ", " +
+                   std::to_string(pl_.rslices) + " slice(s), " + tail;
+        return head + ": K chunk " + std::to_string(pl_.chunk) + " pixels x " +
                std::to_string(pl_.nchunks) + ", " + std::to_string(pl_.slices) + " slice(s), " +
-               std::to_string(pl_.nthr) + " thread(s)";
+               tail;
     }
 
   private:
@@ -110,6 +118,10 @@ double conv_tile_fill(const conv_problem &p) {
     if (p.dir == conv_direction::bwd_data)  // rows: src pixels of a w phase; K: ocg; cols: icg
         return step_fill(std::min<int64_t>((p.i[2] + p.s[2] - 1) / p.s[2], 32), 16) *
                step_fill(padded_k(p.ocg), k_step) * step_fill(p.icg, 16);
+    const bwd_weights_plan pl = plan_bwd_weights(p, amx_backend::emulated);
+    if (pl.folded)  // columns: kq w taps of icg channels; K: output rows, up to tile steps
+        return step_fill(p.ocg, 16) * step_fill(pl.kq * p.icg, 16) * double(p.o[2]) /
+               double(pl.owp);
     return step_fill(p.ocg, 16) * step_fill(p.icg, 16);  // K: the pixels (long)
 }
 
