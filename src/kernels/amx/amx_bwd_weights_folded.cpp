@@ -5,11 +5,11 @@
 //      pb_w), and for each group of kq taps and each pair of output pixels (ow, ow + 1) the two
 //      pixels' runs (kq taps x icg channels: one run of the padded row when dl_w is 1) are
 //      interleaved into a VNNI pair row of B. Output pixels past o_w get zeros.
-//   2. A work item is (slice, group, part of the (kd, kh) taps), as in the other paths. Per
-//      chunk of output rows, diff_dst^T in tile steps; then per (kd, kh) tap, column group and
-//      32-oc block one microkernel call, batched over the chunk's rows whose src row is
-//      inside. C stays in a buffer of the item ([tap row][group][ocg][32]) and goes into the
-//      slice's partials ([tap][ocg][icg]) when the item ends.
+//   2. A work item is (slice, group, part of the units: (kd, kh) taps x groups of w taps), as
+//      in the other paths. Per chunk of output rows, diff_dst^T in tile steps; then per unit
+//      and 32-oc block one microkernel call, batched over the chunk's rows whose src row is
+//      inside. C stays in a buffer of the item ([unit][ocg][32]) and goes into the slice's
+//      partials ([tap][ocg][icg]) when the item ends.
 // Padding and the columns past o_w join the sums as zero products: exact for finite data only,
 // so src is checked as it is packed and diff_dst as it is transposed, and any infinity or NaN
 // leaves the problem to the pixel path (nothing is written to the weights before that).
@@ -78,13 +78,16 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
     scratch_buffer<uint16_t> lines(size_t(pl.nlines() * line));
     if (!pack_folded_lines(pl, args, lines.data())) return false;
 
-    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg, nrt = p.k[0] * p.k[1];
-    const int64_t cblk = pl.njg * p.ocg * ukernel_max_n;  // C of one (kd, kh) tap
+    // A unit of work: a (kd, kh) tap and a group of w taps, u = (kd * k_h + kh) * njg + j.
+    // Items split the units when slices and groups are few (a 1-D layer of one long row has
+    // one slice; its groups of taps are what keeps two threads busy).
+    const int64_t ksp = p.ksp(), wgroup = ksp * p.icg * p.ocg;
+    const int64_t units = p.k[0] * p.k[1] * pl.njg, ublk = p.ocg * ukernel_max_n;
     scratch_buffer<float> partials(size_t(pl.rslices * p.g * wgroup));
     // diff_dst is checked in its transposed copies, while they are in L1 (a pass of its own over
     // the tensor took 5% of the stem's time); every row is transposed by some item.
     std::atomic<bool> finite{true};
-    const tap_split split(pl.rslices, p.g, nrt);
+    const tap_split split(pl.rslices, p.g, units);
     const int64_t items = split.items(), nrows = pl.nunits();
     parallel(
         pl.nthr,
@@ -97,7 +100,7 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
             scratch_buffer<uint16_t> a_rows(size_t(pl.rchunk * pl.rsteps * a_block));
             scratch_buffer<const uint16_t *> ptrs(size_t(2 * pl.rchunk));
             scratch_buffer<int64_t> line_of(size_t(pl.rchunk)), a_off(size_t(pl.rchunk));
-            scratch_buffer<float> cf(size_t(nrt * cblk));
+            scratch_buffer<float> cf(size_t(units * ublk));
             pixel_slots px(p, pl.dot, pl.backend);
             const uint16_t **A = ptrs.data(), **B = A + pl.rchunk;
             ukernel_args a;
@@ -111,9 +114,9 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
             a.B = B;
             a.accumulate = true;
             for (int64_t item = i0; item < i1; ++item) {
-                int64_t slice, g, t0, t1;
-                split.decode(item, nrt, slice, g, t0, t1);
-                std::fill(cf.data(), cf.data() + (t1 - t0) * cblk, 0.f);
+                int64_t slice, g, u0, u1;
+                split.decode(item, units, slice, g, u0, u1);
+                std::fill(cf.data(), cf.data() + (u1 - u0) * ublk, 0.f);
                 int64_t c0, c1;
                 balance211(pl.rnchunks, int(pl.rslices), int(slice), c0, c1);
                 for (int64_t c = c0; c < c1 && finite.load(std::memory_order_relaxed); ++c) {
@@ -141,10 +144,14 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
                                                pl.rsteps * a_block, pl.dot))
                             finite = false;
                     }
-                    for (int64_t t = t0; t < t1; ++t) {
+                    int nb = 0;
+                    for (int64_t u = u0; u < u1; ++u) {
+                        const int64_t t = u / pl.njg, j = u % pl.njg;
                         const int64_t kd = t / p.k[1], kh = t % p.k[1];
-                        int nb = 0;
-                        for (int64_t r = 0; r < R; ++r) {
+                        // The rows whose src row (kd, kh) reads: listed at the tap's first unit.
+                        const bool new_tap = u == u0 || j == 0;
+                        if (new_tap) nb = 0;
+                        for (int64_t r = 0; r < R && new_tap; ++r) {
                             const int64_t f = row0 + r, oh = f % p.o[1], od = (f / p.o[1]) % p.o[0],
                                           n = f / (p.o[1] * p.o[0]);
                             const int64_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0],
@@ -156,32 +163,30 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
                         }
                         if (nb == 0) continue;
                         a.batch = nb;
-                        for (int64_t j = 0; j < pl.njg; ++j)
-                            for (int64_t m0 = 0; m0 < p.ocg; m0 += ukernel_max_m) {
-                                for (int b = 0; b < nb; ++b) {
-                                    A[b] = a_rows.data() + m0 * k_step + a_off[size_t(b)];
-                                    B[b] = lines.data() + line_of[size_t(b)] + j * blk;
-                                }
-                                a.M = int(std::min<int64_t>(ukernel_max_m, p.ocg - m0));
-                                a.C =
-                                    cf.data() + (t - t0) * cblk + (j * p.ocg + m0) * ukernel_max_n;
-                                ukernel(pl.backend, pl.dot, a);
+                        for (int64_t m0 = 0; m0 < p.ocg; m0 += ukernel_max_m) {
+                            for (int b = 0; b < nb; ++b) {
+                                A[b] = a_rows.data() + m0 * k_step + a_off[size_t(b)];
+                                B[b] = lines.data() + line_of[size_t(b)] + j * blk;
                             }
+                            a.M = int(std::min<int64_t>(ukernel_max_m, p.ocg - m0));
+                            a.C = cf.data() + (u - u0) * ublk + m0 * ukernel_max_n;
+                            ukernel(pl.backend, pl.dot, a);
+                        }
                     }
                 }
-                // The item's taps into the slice's partials: column kwl * icg + ic of group j
+                // The item's units into the slice's partials: column kwl * icg + ic of group j
                 // is tap kw = j * kq + kwl (the last group's columns past k_w are dropped).
                 float *C = partials.data() + (slice * p.g + g) * wgroup;
-                for (int64_t t = t0; t < t1; ++t)
-                    for (int64_t j = 0; j < pl.njg; ++j)
-                        for (int64_t kwl = 0; kwl < pl.kq && j * pl.kq + kwl < p.k[2]; ++kwl) {
-                            const int64_t tap = t * p.k[2] + j * pl.kq + kwl;
-                            for (int64_t oc = 0; oc < p.ocg; ++oc) {
-                                const float *from = cf.data() + (t - t0) * cblk +
-                                                    (j * p.ocg + oc) * ukernel_max_n + kwl * p.icg;
-                                std::copy_n(from, p.icg, C + (tap * p.ocg + oc) * p.icg);
-                            }
-                        }
+                for (int64_t u = u0; u < u1; ++u) {
+                    const int64_t t = u / pl.njg, j = u % pl.njg;
+                    for (int64_t kwl = 0; kwl < pl.kq && j * pl.kq + kwl < p.k[2]; ++kwl) {
+                        const int64_t tap = t * p.k[2] + j * pl.kq + kwl;
+                        for (int64_t oc = 0; oc < p.ocg; ++oc)
+                            std::copy_n(
+                                cf.data() + (u - u0) * ublk + oc * ukernel_max_n + kwl * p.icg,
+                                p.icg, C + (tap * p.ocg + oc) * p.icg);
+                    }
+                }
             }
         },
         thread_tile_hooks(pl.backend));
