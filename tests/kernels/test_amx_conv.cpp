@@ -318,7 +318,7 @@ TEST(AmxConv, BackwardWeightsRowsPathIsExact) {
             conv_case c;
             c.dt = d.dt, c.math = d.math;
             c.mb = 1 + j % 2, c.g = j == 3 ? 2 : 1;
-            c.icg = j % 3 == 0 ? 40 : 3 + j, c.ocg = j % 2 ? 36 : 5;
+            c.icg = j % 3 == 0 ? 40 : 16 + j, c.ocg = j % 2 ? 36 : 5;
             c.i[1] = 3 + j % 3, c.k[1] = 1 + j % 3, c.pb[1] = c.pe[1] = j % 2;
             const dim_t widths[] = {24, 31, 32, 48, 56, 64};
             c.k[2] = 2 + j % 3, c.dl[2] = 1 + j % 2, c.pb[2] = j % 3, c.pe[2] = (j + 1) % 2;
@@ -360,7 +360,7 @@ TEST(AmxConv, BackwardWeightsPlanePathIsExact) {
             conv_case c;
             c.dt = d.dt, c.math = d.math;
             c.mb = 1 + j % 2, c.g = j == 3 ? 2 : 1;
-            c.icg = j % 3 == 0 ? 40 : 3 + j, c.ocg = j % 2 ? 36 : 5;
+            c.icg = j % 3 == 0 ? 40 : 16 + j, c.ocg = j % 2 ? 36 : 5;
             if (j == 4) c.nsp = 3, c.i[0] = 3, c.k[0] = 2, c.pb[0] = 1, c.pe[0] = 0;
             // (rows that fill a tile step poorly, planes that fill 3/4 or more of theirs)
             const dim_t widths[] = {14, 20, 14, 14, 14, 12};
@@ -392,11 +392,11 @@ TEST(AmxConv, BackwardWeightsPlanePathIsExact) {
     std::printf("[ amx conv ] bwd_weights plane path: %d cases exact\n", ran);
 }
 
-// bwd_weights' folded path (few input channels, w stride > 1: the rows path is not taken): kq
-// w taps of icg channels side by side in the columns. 1-7 channels, 2-7 w taps in one group of
+// bwd_weights' folded path (few input channels, any w stride): kq w taps of icg channels side
+// by side in the columns. 1-7 channels, 2-7 w taps in one group of
 // columns and in several (5 channels x 7 taps: groups of 4 and 3, the last one's columns past
 // k_w dropped), strides 2-3, dilation (a gathered run), pads on both sides and past the kernel,
-// rows past a tile step (o_w 33-56), 1-D, 2-D and 3-D (kd and kh taps outside skipped),
+// stride 1, rows past a tile step (o_w 33-56), 1-D, 2-D and 3-D (kd and kh taps outside skipped),
 // groups, NCX and padded strides, more than 32 output channels, chunks of 1 and 3 rows and the
 // planner's, every type; exact on integer data, native bit for bit with the emulation.
 TEST(AmxConv, BackwardWeightsFoldedPathIsExact) {
@@ -412,6 +412,7 @@ TEST(AmxConv, BackwardWeightsFoldedPathIsExact) {
         {5, 36, 7, 3, 2, 0, 4, 24, 2, 1, true},   // two groups of taps, dilation 2, NCX
         {3, 17, 4, 2, 2, 5, 1, 30, 3, 2, false},  // dilation 2 (gathered), 3-D, groups
         {7, 8, 2, 2, 1, 0, 0, 56, 1, 1, false},   // 1-D
+        {4, 12, 3, 1, 1, 1, 1, 40, 2, 1, false},  // stride 1 (taken from the rows path)
     };
     int ran = 0;
     for (const dt_pair &d : dt_pairs)
@@ -460,7 +461,7 @@ TEST(AmxConv, InfiniteDiffDstReachesOnlyTheTapsThatReadIt) {
             if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
             const int64_t chunk = shape == 1 ? 2 : 0;
             conv_case c;
-            c.mb = 1, c.icg = 3, c.ocg = 5, c.i[1] = 4, c.k[1] = c.k[2] = 3;
+            c.mb = 1, c.icg = shape == 2 ? 3 : 17, c.ocg = 5, c.i[1] = 4, c.k[1] = c.k[2] = 3;
             // 0: the rows path, 2: the folded path (stride 2), which must fall back
             c.i[2] = shape == 0 ? 32 : shape == 1 ? 5 : 47;
             c.s[2] = shape == 2 ? 2 : 1;
@@ -623,7 +624,8 @@ TEST(AmxConv, InfiniteSrcReachesOnlyTheTapsThatReadIt) {
         for (amx_backend backend : {amx_backend::emulated, amx_backend::native}) {
             if (backend == amx_backend::native && !native_usable(amx_dot::bf16)) continue;
             conv_case c;
-            c.mb = 1, c.icg = 3, c.ocg = 5, c.k[1] = c.k[2] = 3;
+            // (17 channels: a few more would be folded; 3 are, at stride 2)
+            c.mb = 1, c.icg = shape == 3 ? 3 : 17, c.ocg = 5, c.k[1] = c.k[2] = 3;
             c.i[1] = shape == 1 ? 10 : 4, c.i[2] = shape == 0 ? 24 : shape == 3 ? 47 : 14;
             c.pb[1] = c.pb[2] = c.pe[1] = c.pe[2] = 1, c.chunk = shape == 2 ? 2 : 0;
             c.s[2] = shape == 3 ? 2 : 1;  // 3: the folded path (24 pixels, padded to 32)
