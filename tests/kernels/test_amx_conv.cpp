@@ -306,6 +306,31 @@ TEST(AmxConv, OneSliceSplitsItsTapsBitIdentically) {
     }
 }
 
+// The folded weight gradient (a stem-like layer: 3 channels, 7 w taps of stride 2, big enough
+// to be split) gives the same bytes on 1, 2 and 3 threads: its slices and units depend on the
+// problem only, and the slices are summed in order.
+TEST(AmxConv, FoldedBitIdenticalOnAnyThreadCount) {
+    const int saved = omp_get_max_threads();
+    conv_case c;
+    c.mb = 2, c.icg = 3, c.ocg = 40, c.i[1] = 18, c.i[2] = 80, c.k[1] = 3, c.k[2] = 7;
+    c.s[1] = c.s[2] = 2, c.pb[1] = c.pe[1] = 1, c.pb[2] = 3, c.pe[2] = 2;
+    const conv_problem p = make_problem(c);
+    ASSERT_GT(p.macs(), 1e6) << "big enough to be split over threads";
+    ASSERT_TRUE(plan_bwd_weights(p, amx_backend::emulated).folded) << describe(c);
+    check_case(c, amx_backend::emulated, 19, true);
+    if (HasFatalFailure()) return;
+    std::mt19937_64 rng(5);
+    const inputs in = make_inputs(p, rng, false);
+    std::vector<testing::aligned_bytes> results;
+    for (int nthr : {1, 2, 3, 1}) {
+        omp_set_num_threads(nthr);
+        results.push_back(run(p, in, make_conv_kernel(p, amx_backend::emulated).get()).bytes);
+    }
+    omp_set_num_threads(saved);
+    for (size_t j = 1; j < results.size(); ++j)
+        ASSERT_EQ(results[j], results[0]) << describe(c) << " run " << j;
+}
+
 // bwd_weights' rows path (w stride 1, several taps, rows that fill their tile steps): K runs
 // along whole output rows, B points into src lines of pixel pairs in both alignments. Rows of
 // 24-64 pixels (odd and even, padded to 32 or to even), 2-4 w taps at odd and even offsets
