@@ -169,6 +169,17 @@ amx_dot dot_of(data_type math) {
     return math == data_type::bf16 ? amx_dot::bf16 : amx_dot::f16;
 }
 
+// On random data the native kernel writes the emulated one's bytes (when this machine grants
+// the native one for the case's type).
+void native_matches_emulation(const conv_case &c, const conv_problem &p, uint64_t seed) {
+    if (!native_usable(dot_of(c.math))) return;
+    std::mt19937_64 data_rng(seed);
+    const inputs in = make_inputs(p, data_rng, false);
+    const buffer nat = run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
+    const buffer emu = run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
+    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
+}
+
 const conv_direction dirs[] = {conv_direction::fwd, conv_direction::bwd_data,
                                conv_direction::bwd_weights};
 
@@ -357,15 +368,8 @@ TEST(AmxConv, BackwardWeightsRowsPathIsExact) {
                 ASSERT_TRUE(pl.rows) << describe(c) << " (must take the rows path)";
                 check_case(c, amx_backend::emulated, 40 + j, true);
                 if (HasFatalFailure()) return;
-                if (native_usable(dot_of(d.math))) {
-                    std::mt19937_64 data_rng(7);
-                    const inputs in = make_inputs(p, data_rng, false);
-                    const buffer nat =
-                        run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
-                    const buffer emu =
-                        run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
-                    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
-                }
+                native_matches_emulation(c, p, 7);
+                if (HasFatalFailure()) return;
                 ++ran;
             }
         }
@@ -402,15 +406,8 @@ TEST(AmxConv, BackwardWeightsPlanePathIsExact) {
                 ASSERT_TRUE(pl.rows && pl.plane) << describe(c) << " (must take the plane path)";
                 check_case(c, amx_backend::emulated, 60 + j, true);
                 if (HasFatalFailure()) return;
-                if (native_usable(dot_of(d.math))) {
-                    std::mt19937_64 data_rng(8);
-                    const inputs in = make_inputs(p, data_rng, false);
-                    const buffer nat =
-                        run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
-                    const buffer emu =
-                        run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
-                    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
-                }
+                native_matches_emulation(c, p, 8);
+                if (HasFatalFailure()) return;
                 ++ran;
             }
         }
@@ -460,15 +457,8 @@ TEST(AmxConv, BackwardWeightsFoldedPathIsExact) {
                 c.chunk = chunk;  // 0: the planner's; one row a chunk; three
                 check_case(c, amx_backend::emulated, 80 + j, true);
                 if (HasFatalFailure()) return;
-                if (native_usable(dot_of(d.math))) {
-                    std::mt19937_64 data_rng(9);
-                    const inputs in = make_inputs(p, data_rng, false);
-                    const buffer nat =
-                        run(p, in, make_conv_kernel(p, amx_backend::native, c.chunk).get());
-                    const buffer emu =
-                        run(p, in, make_conv_kernel(p, amx_backend::emulated, c.chunk).get());
-                    ASSERT_EQ(nat.bytes, emu.bytes) << describe(c);
-                }
+                native_matches_emulation(c, p, 9);
+                if (HasFatalFailure()) return;
                 ++ran;
             }
         }

@@ -442,8 +442,31 @@ void bww::store_sums(const bwd_weights_plan &pl, const conv_args &args, float *p
     });
 }
 
-bool bww::dst_part_finite(const bwd_weights_plan &pl, const conv_args &args, pixel_slots &px,
-                          int ithr, int nthr) {
+void bww::dst_unit_steps(const conv_problem &p, const conv_args &args, pixel_slots &px, int64_t d0,
+                         int64_t rows, int64_t wq, int64_t steps, uint16_t *out) {
+    // Element e of the unit, or zeros in the columns past o_w and past the unit (up to its
+    // steps).
+    auto pixel = [&](int64_t e, int slot) -> const uint16_t * {
+        int64_t oh = 0, ow = e;
+        if (wq > 0) oh = e / wq, ow = e % wq;
+        if (oh >= rows || ow >= p.o[2]) return px.zeros();
+        return px.view(args.dst, d0 + oh * p.dst.sp[1] + ow * p.dst.sp[2], p.dst.c, p.ocg, slot);
+    };
+    for (int64_t st = 0; st < steps; ++st) {
+        pair_columns cols(px.ops, p.ocg, out + st * p.ocg * k_step, k_step);
+        for (int64_t e = st * k_step; e < (st + 1) * k_step; e += 2) {
+            const int s = cols.slot();
+            cols.add(pixel(e, s), pixel(e + 1, s + 1));
+        }
+        cols.flush();
+    }
+}
+
+namespace {
+
+// This thread's part (of nthr) of diff_dst holds no infinity or NaN in the tiles' type.
+bool dst_part_finite(const bwd_weights_plan &pl, const conv_args &args, pixel_slots &px, int ithr,
+                     int nthr) {
     const conv_problem &p = pl.p;
     const data_type tile_dt = pl.dot == amx_dot::bf16 ? data_type::bf16 : data_type::f16;
     const bool direct_dst = p.dt == tile_dt && p.dst.c == 1;
@@ -473,8 +496,6 @@ bool bww::dst_part_finite(const bwd_weights_plan &pl, const conv_args &args, pix
     }
     return ok;
 }
-
-namespace {
 
 // The rows path (bwd_weights_plan::rows). Returns false, having written nothing to the
 // weights, when src or diff_dst holds an infinity or NaN: padding joins its sums as zero
@@ -545,7 +566,7 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                 }
             }
         }
-        ok = ok && bww::dst_part_finite(pl, args, px, ithr, nthr);
+        ok = ok && dst_part_finite(pl, args, px, ithr, nthr);
         if (!ok) finite = false;
     });
     if (!finite) return false;
@@ -597,25 +618,8 @@ bool run_rows(const bwd_weights_plan &pl, const conv_args &args) {
                                       n = f / (p.o[1] * p.o[0]);
                         const int64_t d0 = n * p.dst.n + od * p.dst.sp[0] + oh0 * p.dst.sp[1] +
                                            g * p.ocg * p.dst.c;
-                        // Element e of the unit, or zeros in the columns past o_w and past
-                        // the unit (up to its steps).
-                        auto pixel = [&](int64_t e, int slot) -> const uint16_t * {
-                            int64_t oh = 0, ow = e;
-                            if (pl.plane) oh = e / pl.wq, ow = e % pl.wq;
-                            if (oh >= unit_rows || ow >= p.o[2]) return px.zeros();
-                            return px.view(args.dst, d0 + oh * p.dst.sp[1] + ow * p.dst.sp[2],
-                                           p.dst.c, p.ocg, slot);
-                        };
-                        for (int64_t st = 0; st < pl.rsteps; ++st) {
-                            pair_columns cols(px.ops, p.ocg,
-                                              a_rows.data() + (r * pl.rsteps + st) * a_block,
-                                              k_step);
-                            for (int64_t ow = st * k_step; ow < (st + 1) * k_step; ow += 2) {
-                                const int s = cols.slot();
-                                cols.add(pixel(ow, s), pixel(ow + 1, s + 1));
-                            }
-                            cols.flush();
-                        }
+                        bww::dst_unit_steps(p, args, px, d0, unit_rows, pl.plane ? pl.wq : 0,
+                                            pl.rsteps, a_rows.data() + r * pl.rsteps * a_block);
                     }
                     for (int64_t t = tap0; t < tap1; ++t) {
                         const int64_t kd = t / (p.k[1] * p.k[2]), kh = (t / p.k[2]) % p.k[1],

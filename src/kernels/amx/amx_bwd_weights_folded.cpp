@@ -126,20 +126,8 @@ bool run_folded(const bwd_weights_plan &pl, const conv_args &args) {
                                       n = f / (p.o[1] * p.o[0]);
                         const int64_t d0 =
                             n * p.dst.n + od * p.dst.sp[0] + oh * p.dst.sp[1] + g * p.ocg * p.dst.c;
-                        auto pixel = [&](int64_t ow, int slot) -> const uint16_t * {
-                            if (ow >= p.o[2]) return px.zeros();
-                            return px.view(args.dst, d0 + ow * p.dst.sp[2], p.dst.c, p.ocg, slot);
-                        };
-                        for (int64_t st = 0; st < pl.rsteps; ++st) {
-                            pair_columns cols(px.ops, p.ocg,
-                                              a_rows.data() + (r * pl.rsteps + st) * a_block,
-                                              k_step);
-                            for (int64_t ow = st * k_step; ow < (st + 1) * k_step; ow += 2) {
-                                const int s = cols.slot();
-                                cols.add(pixel(ow, s), pixel(ow + 1, s + 1));
-                            }
-                            cols.flush();
-                        }
+                        dst_unit_steps(p, args, px, d0, 1, 0, pl.rsteps,
+                                       a_rows.data() + r * pl.rsteps * a_block);
                         if (!px.ops.all_finite(a_rows.data() + r * pl.rsteps * a_block,
                                                pl.rsteps * a_block, pl.dot))
                             finite = false;

@@ -139,9 +139,12 @@ class pair_columns {
 void store_sums(const bwd_weights_plan &pl, const conv_args &args, float *partials, int64_t slices,
                 bool ic_major = false);
 
-/// This thread's part (of nthr) of diff_dst holds no infinity or NaN in the tiles' type.
-bool dst_part_finite(const bwd_weights_plan &pl, const conv_args &args, pixel_slots &px, int ithr,
-                     int nthr);
+/// diff_dst^T of one unit of K of a group, in tile steps [step][ocg][32 pixels] at `out`: element
+/// e of the unit is the pixel at row e / wq, column e % wq (wq 0: one row, column e) from offset
+/// d0; zeros past o_w, past `rows` rows and past the unit, through `steps` steps. (The rows and
+/// folded paths' A.)
+void dst_unit_steps(const conv_problem &p, const conv_args &args, pixel_slots &px, int64_t d0,
+                    int64_t rows, int64_t wq, int64_t steps, uint16_t *out);
 
 /// The folded path (bwd_weights_plan::folded). Returns false, having written nothing to the
 /// weights, when src or diff_dst holds an infinity or NaN (padding joins as zero products).
