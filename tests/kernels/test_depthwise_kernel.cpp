@@ -149,6 +149,10 @@ const dw_geometry ncx_geometries[] = {
     {"NCX kernel larger than the input", 3, 2, {3, 12}, {5, 5}, {1, 1}, {3, 3}, {3, 3}, {1, 1}, true, false, data_type::f32},
     {"NCX x2 upsampler 4x4 s2", 4, 1, {10, 40}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f32},
     {"NCX 1-D long kernel", 4, 2, {60}, {9}, {1}, {4}, {5}, {1}, true, false, data_type::f32},
+    // Dilation 20 and 19: the last tap reads inside only from output 20 (or 19) on, past the
+    // first vector, and the first tap stops before the last one (the fuzzer's shift by 36).
+    {"NCX 1-D dilation past a vector", 3, 1, {70}, {3}, {1}, {20}, {20}, {20}, true, false, data_type::f32},
+    {"NCX 1-D stride 2, dilation past a vector", 2, 1, {80}, {3}, {2}, {19}, {19}, {19}, true, false, data_type::f32},
     {"NCX 1-D stride 2 bf16", 3, 2, {50}, {7}, {2}, {3}, {2}, {1}, true, false, data_type::bf16},
     {"NCX 3-D", 3, 1, {5, 6, 20}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, true, false, data_type::f32},
     {"NCX 3-D f16 dilated, stride 2", 2, 1, {4, 5, 24}, {2, 3, 3}, {1, 1, 2}, {0, 2, 1}, {1, 1, 2}, {1, 2, 2}, true, false, data_type::f16},

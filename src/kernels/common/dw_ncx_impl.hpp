@@ -59,7 +59,10 @@ struct dwn_line {
             if (m < W) inside[size_t(v)] = 0;
             for (dim_t k = 0; k < nk; ++k) {
                 const dwn_wtap &t = taps[size_t(k)];
-                const dim_t a = imax(t.lo - q0, 0), b = imax(a, imin(t.hi - q0, m));
+                // Lanes [a, b) of the vector read inside the row; a tap that starts past the
+                // vector (a large dilation) has none, and a is kept within the vector's m lanes
+                // so that the masks never shift by W or more.
+                const dim_t a = imin(imax(t.lo - q0, 0), m), b = imax(a, imin(t.hi - q0, m));
                 if (a > 0 || b < W) inside[size_t(v)] = 0;
                 if (step == 2 && 2 * (q0 + W - 1) + t.koff + 1 >= in_w) inside[size_t(v)] = 0;
                 masks[size_t(v * nk + k)].m = dwn_lanes(a, b);
