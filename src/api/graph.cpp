@@ -56,12 +56,9 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                                       impl_choice choice) const {
     auto c = std::make_shared<compiled_op>(*op_);
     c->r = detail::resolve_op(*op_, inputs, outputs);
-    // `any`: bf16 where AMX, or vdpbf16ps on a CPU that runs it faster than the f32 FMA,
-    // multiplies it faster than f32 (those kernels take the problem).
-    const bool bf16_faster =
-        detail::isa_available(detail::cpu_isa::amx) ||
-        (detail::isa_available(detail::cpu_isa::avx512_bf16) && detail::fast_bf16_dot());
-    c->r.prob.math_dt = detail::math_type(fpmath_, c->r.prob.dt, bf16_faster);
+    // `any`: bf16 where this machine multiplies it faster than f32 (and a bf16 kernel takes the
+    // problem: below).
+    c->r.prob.math_dt = detail::math_type(fpmath_, c->r.prob.dt, detail::bf16_multiplies_faster());
     detail::check_thread_count(*op_);
     auto d = detail::dispatch(c->r.prob, detail::effective_features(), choice == impl_choice::reference);
     if (fpmath_ == fpmath_mode::any && c->r.prob.math_dt != c->r.prob.dt && choice == impl_choice::best &&

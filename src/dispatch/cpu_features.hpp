@@ -118,5 +118,11 @@ bf16_dot_speed decide_bf16_dot(std::string_view vendor, unsigned family, const c
 const bf16_dot_speed &bf16_dot_speed_here();
 inline bool fast_bf16_dot() { return bf16_dot_speed_here().fast; }
 inline const std::string &fast_bf16_dot_reason() { return bf16_dot_speed_here().reason; }
+/// Whether this machine multiplies bf16 faster than f32, where some kernel can use it: AMX
+/// tiles, or vdpbf16ps when it outruns the f32 FMA. fpmath_mode `any` then runs f32 ops on the
+/// bf16 kernels that take them.
+inline bool bf16_multiplies_faster() {
+    return isa_available(cpu_isa::amx) || (isa_available(cpu_isa::avx512_bf16) && fast_bf16_dot());
+}
 
 }  // namespace convgrad::detail
