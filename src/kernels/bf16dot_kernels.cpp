@@ -69,6 +69,15 @@ std::string bf16dot_why_not(const conv_problem &p) {
     std::string why = bf16dot_cannot(p);
     if (!why.empty()) return why;
     if (!fast_bf16_dot()) return fast_bf16_dot_reason();
+    // fwd and bwd_data reduce over the channels of a group in pairs: with 1-5 of them, 1-3
+    // pairs per broadcast leave the kernel bound by its gather, and the f32 kernels (a
+    // few-channel path, on converted data) were faster on Zen 4: 3 channels 1.2-1.5x (ResNet-50's
+    // stem, 4x4 s2), 5 channels 1.3-1.7x, 6 and 8 channels slower.
+    const dim_t reduced = p.dir == conv_direction::fwd ? p.icg : p.ocg;
+    if (p.dir != conv_direction::bwd_weights && reduced < min_reduced_channels)
+        return "fwd/bwd_data with " + std::to_string(reduced) +
+               " reduced channels per group (< " + std::to_string(min_reduced_channels) +
+               "): too few channel pairs per broadcast, the f32 kernels are faster";
     return {};
 }
 

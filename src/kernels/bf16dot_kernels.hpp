@@ -9,8 +9,10 @@ namespace convgrad::detail {
 /// bf16 tensors, or f32 tensors under fpmath_mode bf16; scratch within the problem's bound.
 std::string bf16dot_cannot(const conv_problem &p);
 /// bf16dot_cannot, plus: declines where vdpbf16ps is not faster than the f32 FMA
-/// (fast_bf16_dot(), dispatch/cpu_features.hpp).
+/// (fast_bf16_dot(), dispatch/cpu_features.hpp), and fwd/bwd_data problems that reduce over
+/// fewer than min_reduced_channels channels per group.
 std::string bf16dot_why_not(const conv_problem &p);
+inline constexpr dim_t min_reduced_channels = 6;
 /// Bytes of scratch the kernel takes for p on nthr threads (its copies and partial sums).
 double bf16dot_scratch_bytes(const conv_problem &p, int nthr);
 

@@ -171,6 +171,29 @@ INSTANTIATE_TEST_SUITE_P(Directions, Bf16Dot,
                                            conv_direction::bwd_weights),
                          [](const auto &info) { return std::string(to_string(info.param)); });
 
+// Where vdpbf16ps is fast, dispatch still leaves fwd and bwd_data with fewer than 6 reduced
+// channels per group to the f32 kernels (too few pairs per broadcast), but not bwd_weights,
+// whose K is the pixel axis, nor 6 channels. Where it is slow, the CPU is the reason.
+TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
+    auto why = [](conv_direction dir, dim_t icg, dim_t ocg) {
+        conv_case c = base(dir, 2);
+        c.mb = 2, c.icg = icg, c.ocg = ocg;
+        set_axis(c, 0, 20, 3, 1, 1, 1, 1);
+        set_axis(c, 1, 20, 3, 1, 1, 1, 1);
+        return bf16dot_why_not(make_problem(c));
+    };
+    if (!fast_bf16_dot()) {
+        EXPECT_EQ(why(conv_direction::fwd, 64, 64), fast_bf16_dot_reason());
+        GTEST_SKIP() << "vdpbf16ps is not fast here: " << fast_bf16_dot_reason();
+    }
+    EXPECT_NE(why(conv_direction::fwd, 3, 64).find("reduced channels"), std::string::npos);
+    EXPECT_NE(why(conv_direction::fwd, 5, 64).find("reduced channels"), std::string::npos);
+    EXPECT_NE(why(conv_direction::bwd_data, 64, 3).find("reduced channels"), std::string::npos);
+    EXPECT_EQ(why(conv_direction::fwd, 6, 64), "");
+    EXPECT_EQ(why(conv_direction::bwd_data, 3, 64), "");  // reduces over the 64 output channels
+    EXPECT_EQ(why(conv_direction::bwd_weights, 3, 64), "");
+}
+
 // bwd_weights pairs an odd width's last dst pixel with a zero pixel; the src pixel its tap
 // would pair with may be one no output reads (here iw = 6 of 7, kernel 2, stride 2: dst width
 // 3), and an infinity there must not turn into 0 * inf = NaN.
