@@ -18,6 +18,7 @@
 #include <string>
 
 #include "dispatch/cpu_features.hpp"
+#include "dispatch/registry.hpp"
 #include "kernels/bf16dot_kernels.hpp"
 #include "util/conv_case.hpp"
 
@@ -192,6 +193,24 @@ TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
     EXPECT_EQ(why(conv_direction::fwd, 6, 64), "");
     EXPECT_EQ(why(conv_direction::bwd_data, 3, 64), "");  // reduces over the 64 output channels
     EXPECT_EQ(why(conv_direction::bwd_weights, 3, 64), "");
+}
+
+// Where direct_bf16dot runs, the GEMM kernel weighs itself against it (twice the f32 direct
+// kernel's rate) in fwd and bwd_data: ResNet-50's 1x1 s2 projection in bf16 goes to it, while
+// the same layer in f16, which it cannot take, stays on the GEMM kernel.
+TEST(Bf16DotDispatch, GemmWeighsItselfAgainstTheBf16DirectKernel) {
+    if (!isa_available(cpu_isa::avx512_bf16) || !fast_bf16_dot())
+        GTEST_SKIP() << "direct_bf16dot is not dispatched here (no AVX512_BF16, a cap, or "
+                        "vdpbf16ps not faster than the f32 FMA)";
+    conv_case c = base(conv_direction::fwd, 2);
+    c.mb = 8, c.icg = 256, c.ocg = 512, c.xio = true;  // NXC data, XIO weights, as the suite
+    set_axis(c, 0, 56, 1, 2);
+    set_axis(c, 1, 56, 1, 2);
+    EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
+                 "direct_bf16dot:avx512_bf16");
+    c.dt = c.math = data_type::f16;
+    EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
+                 "gemm:avx512");
 }
 
 // bwd_weights pairs an odd width's last dst pixel with a zero pixel; the src pixel its tap

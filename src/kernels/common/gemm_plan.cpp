@@ -490,14 +490,15 @@ std::string gemm_tables_why_not(const conv_problem &p) {
     return {};
 }
 
-std::string gemm_why_not(const conv_problem &p, int vlen, int nregs) {
+std::string gemm_why_not(const conv_problem &p, int vlen, int nregs, double direct_speedup) {
     std::string why = gemm_shape_why_not(p);
     if (why.empty()) why = gemm_tables_why_not(p);
     if (!why.empty()) return why;
     std::vector<dim_t> storage;
     const choice c = choose(p, padded_src_of(p), vlen, nregs, gemm_mapping::f32_registers, storage);
-    if (c.best.total() < margin * c.direct) return {};
-    return "the direct kernel is estimated faster: " + fmt(c.direct) + " cycles per group vs " +
+    const double direct = c.direct / direct_speedup;
+    if (c.best.total() < margin * direct) return {};
+    return "the direct kernel is estimated faster: " + fmt(direct) + " cycles per group vs " +
            fmt(c.best.total()) + " for the best matrix-product mapping (" +
            (c.best.transposed ? "transposed, " : "") + std::to_string(c.best.mr) + "x" +
            std::to_string(c.best.nv) + " vectors)";

@@ -93,7 +93,10 @@ std::string gemm_tables_why_not(const conv_problem &p);
 
 /// Empty when the GEMM kernel takes the problem (a matrix product, and the best mapping is
 /// estimated faster than the direct kernel by a margin); else why not, with the estimates.
-std::string gemm_why_not(const conv_problem &p, int vlen, int nregs);
+/// `direct_speedup`: how much faster than the f32 direct kernel the direct kernel that would
+/// take the problem instead multiplies (2 for bf16 on vdpbf16ps where it runs at twice the FMA
+/// rate, as on AMD Zen 4).
+std::string gemm_why_not(const conv_problem &p, int vlen, int nregs, double direct_speedup = 1);
 
 /// What a mapping is chosen for: the f32 kernel's register tiles (the estimate of FMAs, packing
 /// and stores), or the AMX kernel's packers (operands read as runs first).
