@@ -53,7 +53,7 @@ std::string dw_cannot(const conv_problem &p) {
 }
 // The f32 GEMM kernel against the direct kernel that would take the problem otherwise: on
 // bf16 fwd/bwd_data problems where direct_bf16dot runs (vdpbf16ps at twice the FMA rate), that
-// one (Zen 4: ResNet-50's 1x1 s2 projection 10.9 -> 6.6 ms, FCN's x8 data gradient 12.8 -> 8.3).
+// one (Zen 4: ResNet-50's 1x1 s2 projection 11.5 -> 6.5 ms, FCN's x8 data gradient 12.4 -> 9.4).
 // Not bwd_weights: its K is the pixel axis, short on the GEMM-shaped layers (a 1x1 input: DCGAN's
 // projection was 2x slower on it).
 template <register_tile t>
