@@ -83,7 +83,11 @@ std::string bf16dot_why_not(const conv_problem &p) {
 
 std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile t,
                                             direct_run_fn run) {
-    return std::make_unique<bf16dot_kernel>(make_direct_plan(p, t.vlen, t.nregs), run);
+    // A bf16 output with contiguous channels is rounded in place by the microkernel, not
+    // written as f32 and converted after (Zen 4, 2 threads: ResNet-50's 1x1 64 -> 256 forward
+    // wrote and read 103 MB of f32 copy for 3.3 GFLOP).
+    return std::make_unique<bf16dot_kernel>(
+        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), true), run);
 }
 
 }  // namespace convgrad::detail

@@ -110,6 +110,15 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         set_axis(d, 2, 5, 3, 1, 1, 1, 1);
         add(d);
     }
+    {  // a K too long for one chunk: the chunks accumulate in f32 tiles, and the last one
+       // rounds them into a bf16 output in place (a vector tail of 8 lanes on the C side)
+        conv_case c = base(dir, 2);
+        c.icg = dir == conv_direction::bwd_data ? 24 : 520;
+        c.ocg = dir == conv_direction::bwd_data ? 520 : 24;
+        set_axis(c, 1, 4, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 5, 3, 1, 1, 1, 1);
+        add(c);
+    }
     {  // f32 under fpmath_mode bf16, both layouts
         conv_case c = base(dir, 2);
         c.icg = 9, c.ocg = 20, c.dt = data_type::f32, c.math = data_type::bf16;
@@ -211,6 +220,29 @@ TEST(Bf16DotDispatch, GemmWeighsItselfAgainstTheBf16DirectKernel) {
     c.dt = c.math = data_type::f16;
     EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
                  "gemm:avx512");
+}
+
+// A bf16 output with contiguous channels (fwd's dst, bwd_data's diff_src) is rounded in place
+// by the microkernel, with no f32 copy to write, read back and convert; NCX outputs and f32
+// outputs under fpmath_mode bf16 are not (an f32 copy, or the user's f32 tensor in place).
+TEST(Bf16DotPlan, RoundsABf16OutputWithContiguousChannelsInPlace) {
+    for (conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data}) {
+        const char *out = dir == conv_direction::fwd ? " dst=" : " src=";
+        conv_case c = base(dir, 2);
+        c.icg = c.ocg = 32;
+        set_axis(c, 1, 6, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 6, 3, 1, 1, 1, 1);
+        auto described = [&] { return bf16dot_row().create_emulated(make_problem(c))->describe(); };
+        EXPECT_NE(described().find(std::string(out) + "rounded in place"), std::string::npos)
+            << to_string(dir) << ": " << described();
+        c.ncx = true;
+        EXPECT_NE(described().find(std::string(out) + "copied"), std::string::npos)
+            << to_string(dir) << ": " << described();
+        c.ncx = false, c.dt = data_type::f32, c.math = data_type::bf16;
+        EXPECT_NE(described().find(std::string(out) + "in place"), std::string::npos)
+            << to_string(dir) << ": " << described();
+        EXPECT_EQ(described().find("rounded"), std::string::npos) << described();
+    }
 }
 
 // bwd_weights pairs an odd width's last dst pixel with a zero pixel; the src pixel its tap

@@ -7,7 +7,9 @@
 //   fwd, bwd_data: the gather schedule with K = channels of a group in pairs. A channel pair is
 //     one 32-bit broadcast, straight from the user's tensor when it is bf16 with contiguous
 //     channels and an even count per group; otherwise from a dense copy [pixel][g][Kp] whose
-//     odd channel count is padded with a zero channel. Weights are packed VNNI once per run.
+//     odd channel count is padded with a zero channel. Weights are packed VNNI once per run. A
+//     bf16 output with contiguous channels is rounded in place by the microkernel; any other
+//     output goes through an f32 copy, stored after.
 //   bwd_weights: K is the pixel axis. src is transposed per row into [g][w phase][ic][column]
 //     (w phase = iw mod stride, column = iw div stride plus a zero left margin), so the pixels
 //     one tap reads along a dst row are consecutive and a pixel pair is one 32-bit broadcast;
@@ -90,11 +92,17 @@ static void pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
     });
 }
 
+// CE: the element type of the gather's C, as in the f32 kernel's run_fwd: float (dst in place
+// when f32, else its f32 copy, stored after), or the bits of a bf16/f16 dst with contiguous
+// channels rounded in place by the microkernel (plan.out_rounded_in_kernel).
+template <typename CE>
 static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
+    constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i);
-    const data_operand dst_op(p, nthr, pl.dst_direct, args.out, p.dst, p.oc(), p.o, false);
+    const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst, p.oc(),
+                              p.o, false);
     const dim_t Kp = p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
     scratch wp(div_up(p.g * p.ksp() * vnni_pairs_size(p.icg, ldn), 2));
     pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
@@ -113,9 +121,12 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
                     taps[ntaps++] = {
                         {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
                         (kd * p.k[1] + kh) * p.k[2] + kw};
-    gather_job<bf16_t> j{};
+    gather_job<bf16_t, CE> j{};
     j.pl = &pl;
-    j.cv = dst_op.v;
+    if constexpr (rounded_in_kernel)
+        j.cv = user_view<uint16_t>(args.out, p.dst);
+    else
+        j.cv = dst_op.v;
     j.av = src.v;
     j.c_chan = p.ocg;
     j.a_chan = src.chan;
@@ -132,11 +143,14 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     dst_op.store(nthr);
 }
 
+template <typename CE>  // as for run_pairs_fwd: the C of the gathers, diff_src's bits or float
 static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
+    constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const pairs_operand dst(p, nthr, args.dst, p.dst, p.ocg, p.o);
-    const data_operand src_op(p, nthr, pl.src_direct, args.out, p.src, p.ic(), p.i, false);
+    const data_operand src_op(p, nthr, pl.src_direct || rounded_in_kernel, args.out, p.src, p.ic(),
+                              p.i, false);
     const dim_t Kp = p.ocg + p.ocg % 2, ldn = panel_ld(p.icg);
     scratch wt(div_up(p.g * p.ksp() * vnni_pairs_size(p.ocg, ldn), 2));
     pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p));
@@ -148,9 +162,12 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
-    gather_job<bf16_t> j{};
+    gather_job<bf16_t, CE> j{};
     j.pl = &pl;
-    j.cv = src_op.v;
+    if constexpr (rounded_in_kernel)
+        j.cv = user_view<uint16_t>(args.out, p.src);
+    else
+        j.cv = src_op.v;
     j.av = dst.v;
     j.c_chan = p.icg;
     j.a_chan = dst.chan;
@@ -162,8 +179,9 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
     // One gather per stride phase (schedule/gather.hpp), as in the f32 kernel.
-    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t>) / sizeof(float) + 1) * stride_phases(p));
-    gather_job<bf16_t> *jobs = reinterpret_cast<gather_job<bf16_t> *>(jobs_mem.p);
+    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t, CE>) / sizeof(float) + 1) *
+                     stride_phases(p));
+    gather_job<bf16_t, CE> *jobs = reinterpret_cast<gather_job<bf16_t, CE> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     gather_parallel(jobs, nphases);
     src_op.store(nthr);
@@ -328,10 +346,16 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
 void run_bf16dot(const direct_plan &pl, const conv_args &args) {
     switch (pl.p.dir) {
         case conv_direction::fwd:
-            run_pairs_fwd(pl, args);
+            if (pl.out_rounded_in_kernel)
+                run_pairs_fwd<uint16_t>(pl, args);
+            else
+                run_pairs_fwd<float>(pl, args);
             break;
         case conv_direction::bwd_data:
-            run_pairs_bwd_data(pl, args);
+            if (pl.out_rounded_in_kernel)
+                run_pairs_bwd_data<uint16_t>(pl, args);
+            else
+                run_pairs_bwd_data<float>(pl, args);
             break;
         case conv_direction::bwd_weights:
             run_pairs_bwd_weights(pl, args);

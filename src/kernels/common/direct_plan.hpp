@@ -25,8 +25,8 @@ struct direct_plan {
     // so the gather rounds its f32 sums into the user's tensor in place: the microkernel does
     // (brgemm_args::narrow) when all of K is one chunk, else the gather from its f32 tiles in L1.
     // The output has no f32 copy to write, read back and convert. The grouped kernel rounds
-    // its register tiles in place the same way. Only for the kernels that asked for it
-    // (make_direct_plan; not the vdpbf16ps kernel).
+    // its register tiles in place the same way, and so does the vdpbf16ps kernel's gather.
+    // Only for the kernels that asked for it (make_direct_plan).
     bool out_rounded_in_kernel;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
