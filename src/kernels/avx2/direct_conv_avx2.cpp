@@ -187,6 +187,7 @@ struct vt {
     }
 };
 
+#define UKERNEL_SET_NREGS 16  // (the microkernel tables size their tiles by it)
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
@@ -206,7 +207,6 @@ struct vt {
 
 #define UKERNEL_SET_NAME "avx2"
 #define UKERNEL_SET_ISA cpu_isa::avx2
-#define UKERNEL_SET_NREGS 16
 #include "kernels/ukernel/ukernel_set_impl.hpp"
 #include "kernels/pack/pack_set_impl.hpp"
 

@@ -6,6 +6,7 @@
 
 // (Included in the order of dependence.)
 // clang-format off
+#define UKERNEL_SET_NREGS 32  // (the microkernel tables size their tiles by it)
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
@@ -23,7 +24,6 @@
 #include "kernels/common/dw_conv_impl.hpp"
 #include "kernels/common/dw_ncx_impl.hpp"
 
-#define UKERNEL_SET_NREGS 32
 #include "kernels/ukernel/ukernel_set_impl.hpp"
 #include "kernels/pack/pack_set_impl.hpp"
 // clang-format on

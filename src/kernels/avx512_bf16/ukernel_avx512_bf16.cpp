@@ -23,17 +23,24 @@ namespace convgrad::detail::avx512_bf16 {
 
 #include "kernels/avx512/vector_traits.hpp"  // (the microkernel uses the traits)
 
+#define UKERNEL_SET_NREGS 32  // (the microkernel tables size their tiles by it)
+
+// The parts serve the full units too: this one uses only what the vdpbf16ps kernel needs of
+// them (not the f32 direct kernel, which the AVX-512 unit compiles), so some of their static
+// functions go unused here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
 #include "kernels/schedule/gather.hpp"
 #include "kernels/schedule/bwd_weights.hpp"
-#include "kernels/common/direct_conv_impl.hpp"   // (data_operand, pack_bias)
+#include "kernels/common/data_operands.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"
+#pragma GCC diagnostic pop
 
 #define UKERNEL_SET_NAME "avx512_bf16"
 #define UKERNEL_SET_ISA cpu_isa::avx512_bf16
-#define UKERNEL_SET_NREGS 32
 #include "kernels/ukernel/ukernel_set_impl.hpp"
 
 }  // namespace convgrad::detail::avx512_bf16

@@ -1,6 +1,6 @@
 // Direct convolution on vdpbf16ps (the bf16 microkernel, K packing 2): bf16 tensors, and f32
 // tensors under fpmath_mode bf16 (rounded once to bf16 while packing). f32 accumulation, one
-// rounding to the output type. Included after direct_conv_impl.hpp (data_operand, pack_bias)
+// rounding to the output type. Included after data_operands.hpp (data_operand, pack_bias)
 // by the AVX512_BF16 unit (native instruction) and by the plain AVX-512 unit (bit-exact
 // emulation), so the same source runs natively or emulated.
 //

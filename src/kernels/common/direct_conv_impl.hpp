@@ -15,48 +15,7 @@
 //   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
 //   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
 
-// The element `off` elements into a user tensor (strides may be negative: the C++ API accepts
-// any).
-static const void *elem_at(const void *user, data_type dt, dim_t off) {
-    const std::ptrdiff_t bytes = dt == data_type::f32 ? 4 : 2;
-    return static_cast<const char *>(user) + std::ptrdiff_t(off) * bytes;
-}
-// Image n0 of a user tensor.
-static const void *image_at(const void *user, const data_layout &l, data_type dt, dim_t n0) {
-    return elem_at(user, dt, n0 * l.n);
-}
-
-// Images [n0, n0 + nb) of a data tensor as the kernels see them: the user's memory when it is
-// f32 with contiguous channels, else a dense channels-last f32 copy of those images, filled from
-// the user's tensor when it is read and written back (rounded once) by store() when it is the
-// output. nb < 0: the whole batch.
-struct data_operand {
-    const conv_problem &p;
-    bool direct;
-    void *user;
-    const data_layout &l;
-    dim_t C, nb;
-    const dim_t *sp;
-    scratch copy;
-    fview v;
-    data_operand(const conv_problem &p_, int nthr, bool direct_, const void *user_,
-                 const data_layout &l_, dim_t C_, const dim_t *sp_, bool read, dim_t n0 = 0,
-                 dim_t nb_ = -1)
-        : p(p_),
-          direct(direct_),
-          user(const_cast<void *>(image_at(user_, l_, p_.dt, n0))),
-          l(l_),
-          C(C_),
-          nb(nb_ < 0 ? p_.mb : nb_),
-          sp(sp_),
-          copy(direct_ ? 0 : nb * sp_[0] * sp_[1] * sp_[2] * C_) {
-        v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
-        if (!direct && read) pack_channels_last(p.dt, nb, nthr, user, l, C, sp, copy.p);
-    }
-    void store(int nthr) const {
-        if (!direct) unpack_channels_last(p.dt, nb, nthr, copy.p, user, l, C, sp);
-    }
-};
+#include "kernels/common/data_operands.hpp"
 
 // The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
 // smaller batch (the gather reads the batch size from the plan).
@@ -211,11 +170,6 @@ static bool pack_weights(const conv_problem &p, int nthr, const void *user, bool
         }
     });
     return finite.load();
-}
-
-static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
-    for (dim_t c = 0; c < C; ++c) out[c] = user ? load_elem(p.dt, user, c * p.bias_stride) : 0.f;
-    for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
 }
 
 // Images [0, nb) of a user data tensor (`image`: the first; layout l, C channels, extents sp),

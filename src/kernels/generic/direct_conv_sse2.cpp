@@ -58,6 +58,7 @@ struct vt {
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) { narrow_scalar(dt, x, y, n); }
 };
 
+#define UKERNEL_SET_NREGS 16  // (the microkernel tables size their tiles by it)
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
@@ -70,7 +71,6 @@ struct vt {
 
 #define UKERNEL_SET_NAME "sse2"
 #define UKERNEL_SET_ISA cpu_isa::generic
-#define UKERNEL_SET_NREGS 16
 #include "kernels/ukernel/ukernel_set_impl.hpp"
 #include "kernels/pack/pack_set_impl.hpp"
 

@@ -249,7 +249,67 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
     ukernel_store<M, NV>(a, acc, last);
 }
 
-// Every (rows M, vectors NV) instantiation of a microkernel, looked up at run time.
+// The tiles whose accumulators, NV vectors of B and one broadcast fit this unit's register
+// file: the rows every plan takes for NV vectors (make_direct_plan's max_m, the GEMM and col2im
+// plans' mr), so the only tiles the kernels call.
+#ifndef UKERNEL_SET_NREGS
+#error "the unit defines UKERNEL_SET_NREGS (its vector registers) before brgemm_impl.hpp"
+#endif
+constexpr int ukernel_rows_that_fit(int NV) {
+    return (UKERNEL_SET_NREGS - NV - 1) / NV < ukernel_max_rows
+               ? (UKERNEL_SET_NREGS - NV - 1) / NV
+               : ukernel_max_rows;
+}
+
+// A tile taller than the register file holds, as the contract still defines it (the tables
+// are complete, and the microkernel tests sweep every entry): one row at a time, each row's
+// products summed in the same order as the unrolled kernel's, so the same bits. Compiled in
+// its place: unrolled, those tiles spilled their accumulators, never ran, and took much of
+// each unit's compile time (AVX-512: 19 of 64 tiles per element type, the largest; AVX2: 45).
+template <typename E, int P, int NV>
+void brgemm_ukernel_by_rows(const brgemm_args<E> &a, int M) {
+    constexpr int W = vt::W;
+    const typename vt::mask_t last = vt::mask(a.tail);
+    const dim_t groups = a.K / P;
+    for (int m = 0; m < M; ++m) {
+        typename vt::V acc[1][NV];
+        for (int j = 0; j < NV; ++j) {
+            const float *from = a.init == ukernel_init::zero   ? nullptr
+                                : a.init == ukernel_init::bias ? a.bias
+                                                               : a.C[m];
+            acc[0][j] = !from           ? vt::zero()
+                        : j < NV - 1    ? vt::load(from + j * W)
+                                        : vt::load_mask(from + j * W, last);
+        }
+        for (int b = 0; b < a.nbatch; ++b) {
+            const E *const row[1] = {a.A[b * M + m]};
+            const E *B = a.B[b] + a.b_off;
+            uint64_t ao = uint64_t(a.a_off), bo = 0;  // (unsigned, as in brgemm_ukernel)
+            for (dim_t kg = 0; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+                const E *Bk = B + dim_t(bo);
+                if constexpr (P == 1) {
+                    f32_k_step<1, NV>(acc, row, dim_t(ao), Bk, last);
+                } else {
+#ifdef CONVGRAD_UKERNEL_BF16
+                    const typename vt::VI av = vt::bcast_pair(row[0] + dim_t(ao));
+                    for (int j = 0; j < NV; ++j)
+                        acc[0][j] = vt::dot_bf16(acc[0][j], av,
+                                                 j < NV - 1
+                                                     ? vt::load_pairs(Bk + j * W * 2)
+                                                     : vt::load_pairs_mask(Bk + j * W * 2, last));
+#endif
+                }
+            }
+        }
+        brgemm_args<E> one = a;  // row m's C (or C16) as row 0
+        one.C = a.C + m;
+        one.C16 = a.C16 ? a.C16 + m : nullptr;
+        ukernel_store<1, NV>(one, acc, last);
+    }
+}
+
+// Every (rows M, vectors NV) entry of a microkernel, looked up at run time: the unrolled
+// kernel where the tile fits the register file, else the row-by-row one.
 // Constant-initialized: no start-up code runs in an ISA translation unit, so merely loading the
 // library on an older processor never executes an instruction it lacks.
 template <typename Args, template <int, int> class Kernel>
@@ -262,15 +322,23 @@ struct kernel_table {
         fill<3>(std::make_integer_sequence<int, ukernel_max_rows>{});
         fill<4>(std::make_integer_sequence<int, ukernel_max_rows>{});
     }
+    template <int M, int NV>
+    static constexpr fn_t entry() {
+        if constexpr (M <= ukernel_rows_that_fit(NV))
+            return &Kernel<M, NV>::run;
+        else
+            return &Kernel<M, NV>::by_rows;
+    }
     template <int NV, int... Ms>
     constexpr void fill(std::integer_sequence<int, Ms...>) {
-        ((fn[NV][Ms + 1] = &Kernel<Ms + 1, NV>::run), ...);
+        ((fn[NV][Ms + 1] = entry<Ms + 1, NV>()), ...);
     }
 };
 
 template <int M, int NV>
 struct f32_ukernel {
     static void run(const brgemm_f32_args &a) { brgemm_ukernel<float, 1, M, NV>(a); }
+    static void by_rows(const brgemm_f32_args &a) { brgemm_ukernel_by_rows<float, 1, NV>(a, M); }
 };
 static constexpr kernel_table<brgemm_f32_args, f32_ukernel> f32_ukernels{};
 
@@ -283,6 +351,9 @@ static inline void call_f32_ukernel(int m, int nv, const brgemm_f32_args &a) {
 template <int M, int NV>
 struct bf16_ukernel {
     static void run(const brgemm_bf16_args &a) { brgemm_ukernel<uint16_t, 2, M, NV>(a); }
+    static void by_rows(const brgemm_bf16_args &a) {
+        brgemm_ukernel_by_rows<uint16_t, 2, NV>(a, M);
+    }
 };
 static constexpr kernel_table<brgemm_bf16_args, bf16_ukernel> bf16_ukernels{};
 
