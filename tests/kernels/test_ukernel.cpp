@@ -2,7 +2,8 @@
 // reference, for every instruction-set unit this machine (or CONVGRAD_MAX_ISA) allows: every
 // (rows M, vectors NV) entry of the kernel tables, every lane tail, the three init modes,
 // several batch elements, strided A rows (aks), offsets into A and B, and B rows wider than N.
-// f32 (K packing 1) and bf16 pairs (K packing 2, vdpbf16ps native or emulated).
+// f32 (K packing 1) and bf16 pairs (K packing 2, vdpbf16ps native or emulated). Then the
+// streamed and rounded (bf16/f16) stores against the plain one, on every entry too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,10 +104,21 @@ void reference(const uk_problem<E, P> &q, std::vector<double> &c, std::vector<do
         }
 }
 
+// How the kernel stores C: plainly, streamed past the caches, or rounded into 16-bit rows.
+struct store_mode {
+    bool stream = false;
+    data_type narrow = data_type::f32;
+    std::vector<std::vector<uint16_t>> *C16 = nullptr;  // [m], N + W guard elements
+};
+
 template <typename E, int P>
 std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
-                                    void (*fn)(int, int, const brgemm_args<E> &)) {
+                                    void (*fn)(int, int, const brgemm_args<E> &),
+                                    const store_mode &mode = {}) {
     std::vector<std::vector<float>> C = q.C;
+    std::vector<uint16_t *> C16;
+    if (mode.C16)
+        for (auto &r : *mode.C16) C16.push_back(r.data());
     std::vector<const E *> A, B;
     std::vector<float *> Cr;
     for (auto &r : q.A) A.push_back(r.data());
@@ -125,6 +137,9 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
     a.tail = q.tail;
     a.init = q.init;
     a.bias = q.bias.data();
+    a.stream = mode.stream;
+    a.narrow = mode.narrow;
+    a.C16 = C16.data();
     fn(q.M, q.NV, a);
     return C;
 }
@@ -190,6 +205,55 @@ TEST(Ukernel, Bf16PairsMatchDoubleReferenceOnEveryTableEntry) {
         ++ran;
     }
     if (ran == 0) GTEST_SKIP() << "no unit with a bf16 microkernel is allowed on this machine";
+}
+
+// The stores on every table entry (the unrolled tiles and the taller ones run row by row): a
+// streamed C holds the plain store's bits, and a bf16/f16 C16 the plain f32 results rounded
+// once, lanes past N untouched (checked against the first unit's plain f32 run of the same
+// problem).
+template <typename E, int P>
+void stores_agree(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    std::mt19937_64 rng(P * 7 + s.vlen);
+    const int W = s.vlen;
+    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+        for (int m = 1; m <= ukernel_max_rows; ++m)
+            for (int tail : {1, W}) {
+                const auto q = make_problem<E, P>(rng, m, nv, W, tail, false, true);
+                const auto plain = run(q, fn);
+                store_mode streamed;
+                streamed.stream = true;
+                ASSERT_EQ(run(q, fn, streamed), plain)
+                    << s.name << " streamed M=" << m << " NV=" << nv << " tail=" << tail;
+                for (data_type dt : {data_type::bf16, data_type::f16}) {
+                    std::vector<std::vector<uint16_t>> c16(size_t(m),
+                                                           std::vector<uint16_t>(size_t(q.N + W), 0x5555));
+                    store_mode narrow;
+                    narrow.narrow = dt;
+                    narrow.C16 = &c16;
+                    ASSERT_EQ(run(q, fn, narrow), q.C) << "C's f32 rows are not written";
+                    for (int r = 0; r < m; ++r)
+                        for (dim_t n = 0; n < q.N + W; ++n) {
+                            const float f = plain[size_t(r)][size_t(n)];
+                            const uint16_t want =
+                                n >= q.N ? 0x5555
+                                         : dt == data_type::bf16 ? float_to_bf16(f) : float_to_f16(f);
+                            ASSERT_EQ(c16[size_t(r)][size_t(n)], want)
+                                << s.name << " " << to_string(dt) << " M=" << m << " NV=" << nv
+                                << " tail=" << tail << " at (" << r << ", " << n << ")";
+                        }
+                }
+            }
+}
+
+TEST(Ukernel, StreamedAndRoundedStoresAgreeWithThePlainStoreOnEveryTableEntry) {
+    int ran = 0;
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!isa_available(s->isa)) continue;
+        stores_agree<float, 1>(*s, s->f32);
+        if (s->bf16) stores_agree<uint16_t, 2>(*s, s->bf16);
+        ++ran;
+    }
+    EXPECT_GE(ran, 1);  // sse2 is always there
 }
 
 }  // namespace
