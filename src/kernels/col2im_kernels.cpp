@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/ukernel/brgemm_args.hpp"  // (ukernel_rows_that_fit)
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -57,7 +58,7 @@ std::unique_ptr<kernel> make_col2im_kernel(const conv_problem &p, register_tile 
     pl.ldb = (pl.N + t.vlen - 1) / t.vlen * t.vlen;
     pl.nv = int(std::min<dim_t>(4, pl.ldb / t.vlen));
     // Accumulators + the vectors of B + one broadcast register fit the register file.
-    pl.mr = std::min(16, (t.nregs - pl.nv - 1) / pl.nv);
+    pl.mr = ukernel_rows_that_fit(t.nregs, pl.nv);
     pl.dst_direct = p.dt == data_type::f32;
     // Whole (image, group) units per thread: no more threads than units.
     pl.nthr = int(std::max<dim_t>(1, std::min<dim_t>(threads_for(p.macs()), p.mb * p.g)));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/ukernel/brgemm_args.hpp"  // (ukernel_rows_that_fit)
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -15,7 +16,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.vlen = vlen;
     d.max_nv = direct_max_nv(nregs);
     // Accumulators + the vectors of B + one broadcast register must fit the register file.
-    for (int nv = 1; nv <= 4; ++nv) d.max_m[nv] = std::min(16, (nregs - nv - 1) / nv);
+    for (int nv = 1; nv <= 4; ++nv) d.max_m[nv] = ukernel_rows_that_fit(nregs, nv);
     d.max_m[0] = 0;
     // The forward kernel flattening kernel width and channels reads src from a copy padded
     // along w: copied, so streamed a chunk of images at a time like any other copy.

@@ -5,6 +5,7 @@
 
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/plan/cache_sizes.hpp"
+#include "kernels/ukernel/brgemm_args.hpp"  // (ukernel_rows_that_fit)
 #include "threading/parallel.hpp"
 
 namespace convgrad::detail {
@@ -172,16 +173,12 @@ dim_t block_mc(dim_t M, dim_t mr, dim_t nc) {
     return std::max(mr, std::min(round_up(std::max<dim_t>(M, 1), mr), max_block / nc / mr * mr));
 }
 
-int max_rows(int nregs, int nv) {
-    return std::min(16, (nregs - nv - 1) / nv);
-}
-
 gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed, int nv, int vlen,
                        int nregs, dim_t K, data_type dt) {
     gemm_estimate e;
     e.transposed = transposed;
     e.nv = nv;
-    e.mr = max_rows(nregs, nv);
+    e.mr = ukernel_rows_that_fit(nregs, nv);
     const int m_ax = transposed ? pr.n : pr.m, n_ax = transposed ? pr.m : pr.n;
     const dim_t M = t.len[m_ax], N = t.len[n_ax], NR = dim_t(nv) * vlen;
     const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(e.mr, M));
@@ -246,7 +243,7 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     const int nv = int(std::min<dim_t>(blk, nvec));  // the plan's tile
     const double lane_use = double(lanes) / double(nvec * vlen);
     const dim_t rows = bwd_w ? p.icg : bwd_d ? p.mb * p.isp() : p.mb * p.osp();
-    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(max_rows(nregs, nv), rows));
+    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(ukernel_rows_that_fit(nregs, nv), rows));
     double useful = 1.0;
     if (bwd_d) {  // taps per phase run over every src pixel of the phase
         dim_t nph = 1;

@@ -22,6 +22,13 @@ namespace convgrad::detail {
 constexpr int ukernel_max_rows = 16;
 constexpr int ukernel_max_nv = 4;
 
+/// Rows of the tallest tile of nv vectors whose accumulators, nv vectors of B and one broadcast
+/// fit nregs vector registers: the rows every plan takes (the direct plan's max_m, the GEMM and
+/// col2im plans' mr), and the tiles the microkernel tables compile unrolled (brgemm_impl.hpp).
+constexpr int ukernel_rows_that_fit(int nregs, int nv) {
+    return (nregs - nv - 1) / nv < ukernel_max_rows ? (nregs - nv - 1) / nv : ukernel_max_rows;
+}
+
 /// How the accumulators start.
 enum class ukernel_init : int {
     zero = 0,        // C = sum

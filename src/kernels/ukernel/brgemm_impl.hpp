@@ -249,17 +249,11 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
     ukernel_store<M, NV>(a, acc, last);
 }
 
-// The tiles whose accumulators, NV vectors of B and one broadcast fit this unit's register
-// file: the rows every plan takes for NV vectors (make_direct_plan's max_m, the GEMM and col2im
-// plans' mr), so the only tiles the kernels call.
+// The tables size their unrolled tiles by this unit's register file (ukernel_rows_that_fit,
+// brgemm_args.hpp: the rows every plan takes, so the only tiles the kernels call).
 #ifndef UKERNEL_SET_NREGS
 #error "the unit defines UKERNEL_SET_NREGS (its vector registers) before brgemm_impl.hpp"
 #endif
-constexpr int ukernel_rows_that_fit(int NV) {
-    return (UKERNEL_SET_NREGS - NV - 1) / NV < ukernel_max_rows
-               ? (UKERNEL_SET_NREGS - NV - 1) / NV
-               : ukernel_max_rows;
-}
 
 // A tile taller than the register file holds, as the contract still defines it (the tables
 // are complete, and the microkernel tests sweep every entry): one row at a time, each row's
@@ -273,14 +267,13 @@ void brgemm_ukernel_by_rows(const brgemm_args<E> &a, int M) {
     const dim_t groups = a.K / P;
     for (int m = 0; m < M; ++m) {
         typename vt::V acc[1][NV];
-        for (int j = 0; j < NV; ++j) {
-            const float *from = a.init == ukernel_init::zero   ? nullptr
-                                : a.init == ukernel_init::bias ? a.bias
-                                                               : a.C[m];
-            acc[0][j] = !from           ? vt::zero()
-                        : j < NV - 1    ? vt::load(from + j * W)
-                                        : vt::load_mask(from + j * W, last);
-        }
+        const float *from = a.init == ukernel_init::zero   ? nullptr
+                            : a.init == ukernel_init::bias ? a.bias
+                                                           : a.C[m];
+        for (int j = 0; j < NV; ++j)
+            acc[0][j] = !from        ? vt::zero()
+                        : j < NV - 1 ? vt::load(from + j * W)
+                                     : vt::load_mask(from + j * W, last);
         for (int b = 0; b < a.nbatch; ++b) {
             const E *const row[1] = {a.A[b * M + m]};
             const E *B = a.B[b] + a.b_off;
@@ -324,7 +317,7 @@ struct kernel_table {
     }
     template <int M, int NV>
     static constexpr fn_t entry() {
-        if constexpr (M <= ukernel_rows_that_fit(NV))
+        if constexpr (M <= ukernel_rows_that_fit(UKERNEL_SET_NREGS, NV))
             return &Kernel<M, NV>::run;
         else
             return &Kernel<M, NV>::by_rows;
