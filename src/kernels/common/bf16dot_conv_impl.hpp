@@ -8,8 +8,9 @@
 //     one 32-bit broadcast, straight from the user's tensor when it is bf16 with contiguous
 //     channels and an even count per group; otherwise from a dense copy [pixel][g][Kp] whose
 //     odd channel count is padded with a zero channel. Weights are packed VNNI once per run. A
-//     bf16 output with contiguous channels is rounded in place by the microkernel; any other
-//     output goes through an f32 copy, stored after.
+//     bf16 output with contiguous channels whose rows fill their vectors is rounded in place by
+//     the microkernel (make_bf16dot_kernel says when); any other output goes through an f32
+//     copy, stored after.
 //   bwd_weights: K is the pixel axis. src is transposed per row into [g][w phase][ic][column]
 //     (w phase = iw mod stride, column = iw div stride plus a zero left margin), so the pixels
 //     one tap reads along a dst row are consecutive and a pixel pair is one 32-bit broadcast;
