@@ -6,9 +6,11 @@
 // streamed and rounded (bf16/f16) stores against the plain one, on every entry too.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "core/float_convert.hpp"
@@ -104,11 +106,29 @@ void reference(const uk_problem<E, P> &q, std::vector<double> &c, std::vector<do
         }
 }
 
-// How the kernel stores C: plainly, streamed past the caches, or rounded into 16-bit rows.
+// How the kernel stores C: plainly, streamed past the caches, or rounded into 16-bit rows
+// (streamed or not).
 struct store_mode {
     bool stream = false;
     data_type narrow = data_type::f32;
-    std::vector<std::vector<uint16_t>> *C16 = nullptr;  // [m], N + W guard elements
+    const std::vector<uint16_t *> *C16 = nullptr;  // [m]
+};
+
+// Rows of 16-bit C: each starts `misalign` elements past a 64-byte boundary (0: the streamed
+// stores' alignment, others: their plain fallback), filled with a guard pattern, N + W long.
+struct half_rows {
+    static constexpr uint16_t guard = 0x5555;
+    std::vector<std::vector<uint16_t>> mem;
+    std::vector<uint16_t *> rows;
+    dim_t len;
+    half_rows(int M, dim_t len_, int misalign) : mem(size_t(M)), len(len_) {
+        for (auto &r : mem) {
+            r.assign(size_t(len + 32 + misalign), guard);
+            const auto at = reinterpret_cast<uintptr_t>(r.data());
+            rows.push_back(r.data() + ((64 - at % 64) % 64) / 2 + misalign);
+        }
+    }
+    uint16_t at(int m, dim_t n) const { return rows[size_t(m)][n]; }
 };
 
 template <typename E, int P>
@@ -116,9 +136,6 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
                                     void (*fn)(int, int, const brgemm_args<E> &),
                                     const store_mode &mode = {}) {
     std::vector<std::vector<float>> C = q.C;
-    std::vector<uint16_t *> C16;
-    if (mode.C16)
-        for (auto &r : *mode.C16) C16.push_back(r.data());
     std::vector<const E *> A, B;
     std::vector<float *> Cr;
     for (auto &r : q.A) A.push_back(r.data());
@@ -139,7 +156,7 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
     a.bias = q.bias.data();
     a.stream = mode.stream;
     a.narrow = mode.narrow;
-    a.C16 = C16.data();
+    a.C16 = mode.C16 ? mode.C16->data() : nullptr;
     fn(q.M, q.NV, a);
     return C;
 }
@@ -224,25 +241,92 @@ void stores_agree(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E
                 streamed.stream = true;
                 ASSERT_EQ(run(q, fn, streamed), plain)
                     << s.name << " streamed M=" << m << " NV=" << nv << " tail=" << tail;
-                for (data_type dt : {data_type::bf16, data_type::f16}) {
-                    std::vector<std::vector<uint16_t>> c16(size_t(m),
-                                                           std::vector<uint16_t>(size_t(q.N + W), 0x5555));
-                    store_mode narrow;
-                    narrow.narrow = dt;
-                    narrow.C16 = &c16;
-                    ASSERT_EQ(run(q, fn, narrow), q.C) << "C's f32 rows are not written";
-                    for (int r = 0; r < m; ++r)
-                        for (dim_t n = 0; n < q.N + W; ++n) {
-                            const float f = plain[size_t(r)][size_t(n)];
-                            const uint16_t want =
-                                n >= q.N ? 0x5555
-                                         : dt == data_type::bf16 ? float_to_bf16(f) : float_to_f16(f);
-                            ASSERT_EQ(c16[size_t(r)][size_t(n)], want)
-                                << s.name << " " << to_string(dt) << " M=" << m << " NV=" << nv
-                                << " tail=" << tail << " at (" << r << ", " << n << ")";
+                for (data_type dt : {data_type::bf16, data_type::f16})
+                    for (bool stream : {false, true})
+                        for (int misalign : {0, 8}) {
+                            half_rows c16(m, q.N + W, misalign);
+                            store_mode narrow;
+                            narrow.narrow = dt;
+                            narrow.stream = stream;
+                            narrow.C16 = &c16.rows;
+                            ASSERT_EQ(run(q, fn, narrow), q.C) << "C's f32 rows are not written";
+                            for (int r = 0; r < m; ++r)
+                                for (dim_t n = 0; n < q.N + W; ++n) {
+                                    const float f = plain[size_t(r)][size_t(n)];
+                                    const uint16_t want = n >= q.N                ? half_rows::guard
+                                                          : dt == data_type::bf16 ? float_to_bf16(f)
+                                                                                  : float_to_f16(f);
+                                    ASSERT_EQ(c16.at(r, n), want)
+                                        << s.name << " " << to_string(dt) << " M=" << m
+                                        << " NV=" << nv << " tail=" << tail
+                                        << " stream=" << stream << " misalign=" << misalign
+                                        << " at (" << r << ", " << n << ")";
+                                }
                         }
-                }
             }
+}
+
+// The rounded stores on the values where roundings differ: denormal f32 (which vcvtneps2bf16
+// would read as zero), bf16 and f16 ties, NaN payloads, infinities, signed zeros, f16 overflow
+// and f16 subnormals. With K = 0 and init = accumulate, C16 gets C's own values rounded, so
+// each lane holds a chosen value. Against the scalar conversions, bit for bit, on every table
+// entry, streamed or not.
+template <typename E>
+void rounds_special_values(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    const std::vector<float> specials = {
+        0x1p-149f, -0x1p-140f, 0x1.fffffcp-127f, -0x1.000002p-130f,  // f32 denormals
+        0x1p-126f, -0x1.ffp-127f,                                     // smallest normal; denormal
+        1.0f + 0x1p-8f, 1.0f + 0x3p-8f, -(1.0f + 0x1p-8f),            // bf16 ties (even, up)
+        1.0f + 0x1p-11f, 1.0f + 0x3p-11f,                             // f16 ties
+        std::bit_cast<float>(0x7fc00001u), std::bit_cast<float>(0xff800001u),  // NaNs
+        std::bit_cast<float>(0x7f80ffffu),                                    // NaN, low payload
+        INFINITY, -INFINITY, 0.0f, -0.0f, 65520.0f, -70000.0f,  // f16 overflow
+        3.0e38f, 0x1.fffffep127f,                               // bf16 round to inf
+        0x1p-20f, -0x1.8p-24f, 0x1p-25f, 0x1.000002p-25f,      // f16 subnormals, ties to 0
+        1.0f / 3.0f, -2.5f};
+    const int W = s.vlen;
+    size_t next = 0;
+    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+        for (int m = 1; m <= ukernel_max_rows; ++m)
+            for (int tail : {1, W}) {
+                std::mt19937_64 rng(uint64_t(m * 10 + nv));
+                auto q = make_problem<E, std::is_same_v<E, float> ? 1 : 2>(rng, m, nv, W, tail, true, true);
+                q.K = 0;
+                q.init = ukernel_init::accumulate;
+                for (auto &row : q.C)
+                    for (auto &x : row) x = specials[next++ % specials.size()];
+                for (data_type dt : {data_type::bf16, data_type::f16})
+                    for (bool stream : {false, true}) {
+                        half_rows c16(m, q.N + W, 0);
+                        store_mode narrow;
+                        narrow.narrow = dt;
+                        narrow.stream = stream;
+                        narrow.C16 = &c16.rows;
+                        run(q, fn, narrow);
+                        for (int r = 0; r < m; ++r)
+                            for (dim_t n = 0; n < q.N; ++n) {
+                                const float f = q.C[size_t(r)][size_t(n)];
+                                const uint16_t want =
+                                    dt == data_type::bf16 ? float_to_bf16(f) : float_to_f16(f);
+                                ASSERT_EQ(c16.at(r, n), want)
+                                    << s.name << " " << to_string(dt) << " of " << f << " (0x"
+                                    << std::hex << std::bit_cast<uint32_t>(f) << std::dec
+                                    << ") M=" << m << " NV=" << nv << " tail=" << tail
+                                    << " stream=" << stream;
+                            }
+                    }
+            }
+}
+
+TEST(Ukernel, RoundedStoresOfDenormalsNaNsTiesAndOverflowMatchTheScalarConversions) {
+    int ran = 0;
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!isa_available(s->isa)) continue;
+        rounds_special_values<float>(*s, s->f32);
+        if (s->bf16) rounds_special_values<uint16_t>(*s, s->bf16);
+        ++ran;
+    }
+    EXPECT_GE(ran, 1);
 }
 
 TEST(Ukernel, StreamedAndRoundedStoresAgreeWithThePlainStoreOnEveryTableEntry) {

@@ -135,6 +135,11 @@ struct vt {
     // (The zero-masked forms throughout: GCC 12 warns about the undefined source of the plain
     // ones once they are inlined into a kernel.)
     static inline __m256i to_bf16(V v) {
+#ifdef CONVGRAD_NATIVE_VDPBF16PS
+        // vcvtneps2bf16 rounds as below but reads a denormal input as zero: used where no
+        // lane is one (denormal sums are rare; their exact rounding is kept).
+        if (_mm512_fpclass_ps_mask(v, 0x20) == 0) return __m256i(_mm512_cvtneps_pbh(v));
+#endif
         const __m512i u = _mm512_castps_si512(v);
         const __m512i lsb =
             _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
@@ -162,6 +167,36 @@ struct vt {
     }
     static inline void store_f16(uint16_t *p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_f16(v));
+    }
+    // The microkernel's rounded stores (brgemm_args::narrow), from the registers: one vector
+    // of 16 results, its first lanes under a mask, or two vectors (32 results: one cache line
+    // where aligned) streamed past the caches (a plain store where not aligned).
+    template <data_type DT>
+    static inline __m256i to_half(V v) {
+        return DT == data_type::bf16 ? to_bf16(v) : to_f16(v);
+    }
+    template <data_type DT>
+    static inline void store_half(uint16_t *p, V v) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_half<DT>(v));
+    }
+    template <data_type DT>
+    static inline void store_half_mask(uint16_t *p, V v, mask_t m) {
+        _mm256_mask_storeu_epi16(p, m, to_half<DT>(v));
+    }
+    template <data_type DT>
+    static inline void stream_half2(uint16_t *p, V lo, V hi) {
+        __m512i h;
+#ifdef CONVGRAD_NATIVE_VDPBF16PS
+        if (DT == data_type::bf16 &&
+            (_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) == 0)
+            h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));  // (lo in the low half)
+        else
+#endif
+            h = _mm512_inserti64x4(_mm512_castsi256_si512(to_half<DT>(lo)), to_half<DT>(hi), 1);
+        if ((reinterpret_cast<uintptr_t>(p) & 63) == 0)
+            _mm512_stream_si512(reinterpret_cast<__m512i *>(p), h);
+        else
+            _mm512_storeu_si512(p, h);
     }
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;

@@ -124,6 +124,23 @@ struct vt {
     CONVGRAD_EMULATED_OP void store_f16(uint16_t *p, V v) {
         narrow_scalar(data_type::f16, v.f, p, 16);
     }
+    // The microkernel's rounded stores from the registers (as the native traits').
+    template <data_type DT>
+    CONVGRAD_EMULATED_OP void store_half(uint16_t *p, V v) {
+        narrow_scalar(DT, v.f, p, 16);
+    }
+    template <data_type DT>
+    CONVGRAD_EMULATED_OP void store_half_mask(uint16_t *p, V v, mask_t m) {
+        uint16_t h[16];
+        narrow_scalar(DT, v.f, h, 16);
+        for (int l = 0; l < 16; ++l)
+            if (m >> l & 1u) p[l] = h[l];
+    }
+    template <data_type DT>
+    CONVGRAD_EMULATED_OP void stream_half2(uint16_t *p, V lo, V hi) {
+        narrow_scalar(DT, lo.f, p, 16);
+        narrow_scalar(DT, hi.f, p + 16, 16);
+    }
     // bf16 pairs (the K packing 2 of the microkernel): 16 dwords of two bf16 each.
     struct VI {
         uint32_t u[16];

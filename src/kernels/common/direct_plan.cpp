@@ -168,12 +168,17 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // a streamed piece goes to memory as a partial line. (FCN's x8 upsampling, 21 channels at
     // 8-pixel steps, Zen 3, 2 threads, medians of 4 rounds: on 4 x 3 tiles 13.1 ms not streamed
     // and 19.1 ms streamed; on 6 x 2 and 6 x 1 tiles, 17.2 and 17.3 ms.)
+    // A bf16/f16 output rounded in place is streamed by the same rule, two vectors (a line) at
+    // a time (brgemm_args::stream).
     {
-        const double out_bytes =
-            4.0 * std::max(double(p.mb), 1.0) * (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
-        const bool partial_lines = !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % 16 != 0;
-        d.stream_output = p.dir != conv_direction::bwd_weights && p.dt == data_type::f32 &&
-                          (fwd ? d.dst_direct : d.src_direct) && !partial_lines &&
+        const bool in_place =
+            p.dt == data_type::f32 ? (fwd ? d.dst_direct : d.src_direct) : d.out_rounded_in_kernel;
+        const double elem = p.dt == data_type::f32 ? 4.0 : 2.0;
+        const double out_bytes = elem * std::max(double(p.mb), 1.0) *
+                                 (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
+        const bool partial_lines =
+            !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % (p.dt == data_type::f32 ? 16 : 32) != 0;
+        d.stream_output = p.dir != conv_direction::bwd_weights && in_place && !partial_lines &&
                           output_streams_past_caches(out_bytes, d.nthr, caches);
     }
     return d;

@@ -162,7 +162,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     brgemm_args<E> a{};
     a.aks = P;  // channels are contiguous: pair k/2 is P elements further
     a.ldb = j.ldn * P;
-    a.stream = stream;  // (the caller's choice: all of K in one chunk, f32 C written once)
+    a.stream = stream;  // (the caller's choice: all of K in one chunk, C written once)
     // The job's fields in locals: the compiler cannot tell the tables written below from them,
     // and would reload them for every row and tap.
     const gather_axis ax0 = j.ax[0], ax1 = j.ax[1], ax2 = j.ax[2];
@@ -445,8 +445,8 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
                                      ? imax(K, 1)
                                      : imax(16, pl.gather_panel / imax(row_bytes, 1) / 16 * 16);
                 // The plan's streamed output, where each C vector is stored once: all of K in
-                // one chunk, f32 C (the fence below orders the stores before the join).
-                const bool stream = pl.stream_output && sizeof(CE) == 4 && kc >= imax(K, 1);
+                // one chunk (the fence below orders the stores before the join).
+                const bool stream = pl.stream_output && kc >= imax(K, 1);
                 streamed |= stream;
                 gather_run(j, ls, le, sp, kc, stream, tb);
             }

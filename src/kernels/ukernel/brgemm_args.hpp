@@ -54,9 +54,11 @@ struct brgemm_args {
     // f32 (the default): C.
     data_type narrow = data_type::f32;
     uint16_t *const *C16 = nullptr;  // [M] row pointers
-    // f32 C written once, too big to stay in cache: its whole vectors are stored past the
-    // caches (vt::stream; a plain store where one is not aligned), with no read of C's lines
-    // for ownership. The caller fences (vt::stream_fence) before its threads join.
+    // C written once, too big to stay in cache: its whole vectors are stored past the caches
+    // (vt::stream; a plain store where one is not aligned), with no read of C's lines for
+    // ownership. A bf16/f16 C16 is streamed two whole vectors at a time (one cache line) where
+    // the ISA rounds from its registers, else stored plainly. The caller fences
+    // (vt::stream_fence) before its threads join.
     bool stream = false;
 };
 
