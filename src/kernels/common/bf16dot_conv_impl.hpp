@@ -213,8 +213,8 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     const dim_t G = p.g, icg = p.icg, ocg = p.ocg, ksp = p.ksp();
     const dim_t src_rows = p.mb * p.i[0] * p.i[1], rows = p.mb * p.o[0] * p.o[1];
     const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * q.Ke * ocg;
-    scratch st(div_up(src_rows * srow_elems, 2)), dp(div_up(rows * drow_elems, 2));
-    bf16_t *srcT = reinterpret_cast<bf16_t *>(st.p), *dstP = reinterpret_cast<bf16_t *>(dp.p);
+    scratch st(div_up(src_rows * srow_elems, 2));
+    bf16_t *srcT = reinterpret_cast<bf16_t *>(st.p);
     parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(src_rows, nt, ithr, s, e);
@@ -233,22 +233,24 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                             bf16_at(p.dt, args.src, base + iw * l.sp[2] + (g * icg + c) * l.c);
             }
         }
-        split(rows, nt, ithr, s, e);
+    });
+    // diff_dst rows [r0, r1) into out: per group, the row's pixels (K) by the group's channels
+    // (N) as VNNI pairs, an odd width's last pixel paired with zero (the packer's odd K).
+    // Packed by each thread per chunk of its rows, just before the chunk's products, so the
+    // packed rows are read back from L2: packed whole beforehand (ResNet-50's res2 1x1: 26 MB
+    // written, then read back from memory), the packing took half as long as the products.
+    const auto pack_dst_rows = [&](dim_t r0, dim_t r1, bf16_t *out) {
         const data_layout &m = p.dst;
-        for (dim_t r = s; r < e; ++r) {
+        for (dim_t r = r0; r < r1; ++r) {
             const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
             const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1];
-            bf16_t *o = dstP + r * drow_elems;
+            bf16_t *o = out + (r - r0) * drow_elems;
             for (dim_t g = 0; g < G; ++g)
-                for (dim_t ow = 0; ow < q.Ke; ++ow) {
-                    bf16_t *x = o + (g * q.Ke + (ow & ~dim_t(1))) * ocg + (ow & 1);
-                    for (dim_t c = 0; c < ocg; ++c)
-                        x[2 * c] = ow < p.o[2] ? bf16_at(p.dt, args.dst,
-                                                         base + ow * m.sp[2] + (g * ocg + c) * m.c)
-                                               : bf16_t(0);
-                }
+                pack_bf16_pairs({const_cast<void *>(args.dst), p.dt, base + g * ocg * m.c,
+                                 m.sp[2], m.c},
+                                p.o[2], ocg, ocg, o + g * q.Ke * ocg);
         }
-    });
+    };
 
     const dim_t ldn = div_up(ocg, W) * W, part = G * ksp * icg * ldn;
     scratch partials(nthr * part);
@@ -264,8 +266,11 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
-        // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2].
+        // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2]; the chunk's
+        // packed diff_dst rows.
         scratch ptrs(2 * (3 * nptr + 2 * nptr * max_rows + max_rows) + div_up(nptr * icg * 2, 2));
+        scratch dp(div_up(nptr * drow_elems, 2));
+        bf16_t *const dstP = reinterpret_cast<bf16_t *>(dp.p);
         const bf16_t **A = reinterpret_cast<const bf16_t **>(ptrs.p);
         const bf16_t **B = A + nptr;
         const bf16_t **Bl = B + nptr;
@@ -287,6 +292,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         al.K = 2;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
+            pack_dst_rows(c, ce, dstP);
             for (dim_t g = 0; g < G; ++g)
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
@@ -303,7 +309,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                         if (!tr.valid) continue;
                         const dim_t srow = tr.src_row(p);
                         A[nbat] = srcT + srow * srow_elems + (g * q.s + ph) * icg * q.cols + col;
-                        B[nbat] = dstP + row * drow_elems + g * q.Ke * ocg;
+                        B[nbat] = dstP + (row - c) * drow_elems + g * q.Ke * ocg;
                         Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2
                         if (odd)
                             for (dim_t r = 0; r < icg; ++r) {
