@@ -82,6 +82,16 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
                 add(c);
             }
     }
+    {  // rows of more than 16 pixels and 16 channels per group: bwd_weights transposes its
+       // src rows in 16 x 16 blocks, whole and partial, per group and stride phase
+        for (dim_t s : {1, 2}) {
+            conv_case c = base(dir, 2);
+            c.g = 2, c.icg = 40, c.ocg = 24;
+            set_axis(c, 1, 3, 2, 1, 1, 0, 0);
+            set_axis(c, 2, 37, 3, s, 1, 1, 1);
+            add(c);
+        }
+    }
     {  // pads larger than the kernel: whole taps in the padding
         conv_case c = base(dir, 2);
         c.icg = 4, c.ocg = 7;

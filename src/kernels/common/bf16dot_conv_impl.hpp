@@ -224,6 +224,18 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
             bf16_t *o = srcT + r * srow_elems;
             std::memset(o, 0, size_t(srow_elems) * sizeof(bf16_t));
             const dim_t base = n * l.n + id * l.sp[0] + ih * l.sp[1];
+            if (p.dt == data_type::bf16 && l.c == 1) {
+                // Each group and stride phase: its pixels iw = ph + s * j (columns L + j) by the
+                // group's channels, transposed a block at a time.
+                const bf16_t *row = static_cast<const bf16_t *>(args.src) + base;
+                for (dim_t ph = 0; ph < imin(q.s, p.i[2]); ++ph) {
+                    const dim_t nj = imin(div_up(p.i[2] - ph, q.s), q.cols - q.L);
+                    for (dim_t g = 0; g < G; ++g)
+                        transpose_u16(row + ph * l.sp[2] + g * icg, q.s * l.sp[2], nj, icg,
+                                      o + (g * q.s + ph) * icg * q.cols + q.L, q.cols);
+                }
+                continue;
+            }
             for (dim_t iw = 0; iw < p.i[2]; ++iw) {
                 const dim_t col = q.L + iw / q.s, ph = iw % q.s;
                 if (col >= q.cols) continue;  // no tap reads it

@@ -406,6 +406,42 @@ static void pack_bf16_pairs(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, u
     }
 }
 
+// A block of 16-bit elements transposed: dst[c * ldd + j] = src[j * lds + c] for j < nj,
+// c < nc. 16 x 16 at a time through the 32-bit lanes of the unit's transpose, which only moves
+// lanes, so every bit pattern is kept. (The vdpbf16ps weight gradient's src rows, channels to
+// pixels: element by element, with its index arithmetic, it cost several times this.)
+[[maybe_unused]] static void transpose_u16(const uint16_t *src, dim_t lds, dim_t nj, dim_t nc,
+                                           uint16_t *dst, dim_t ldd) {
+    // (The 32-bit words are read and written as floats by vt::load/store, whose accesses may
+    // alias: the intrinsics' unaligned vector types, or memcpy in the emulation.)
+    alignas(64) uint32_t t[16][16];
+    for (dim_t j0 = 0; j0 < nj; j0 += 16) {
+        const int jn = int(imin(16, nj - j0));
+        for (dim_t c0 = 0; c0 < nc; c0 += 16) {
+            const int cn = int(imin(16, nc - c0));
+            for (int j = 0; j < 16; ++j) {
+                if (j >= jn) {
+                    for (int c = 0; c < 16; ++c) t[j][c] = 0;
+                    continue;
+                }
+                const uint16_t *from = src + (j0 + j) * lds + c0;
+                if (cn == 16)
+                    for (int c = 0; c < 16; ++c) t[j][c] = from[c];
+                else
+                    for (int c = 0; c < 16; ++c) t[j][c] = c < cn ? from[c] : 0u;
+            }
+            typename vt::V v[16];
+            for (int j = 0; j < 16; ++j) v[j] = vt::load(reinterpret_cast<const float *>(t[j]));
+            vt::transpose(v);
+            for (int c = 0; c < 16; ++c) vt::store(reinterpret_cast<float *>(t[c]), v[c]);
+            for (int c = 0; c < cn; ++c) {
+                uint16_t *to = dst + (c0 + c) * ldd + j0;
+                for (int j = 0; j < jn; ++j) to[j] = uint16_t(t[c][j]);
+            }
+        }
+    }
+}
+
 [[maybe_unused]] static void unpack_bf16_pairs(const uint16_t *in, dim_t K, dim_t N, dim_t ldn,
                                                const matrix_view &v) {
     for (dim_t k = 0; k < K; ++k)
