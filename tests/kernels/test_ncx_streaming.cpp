@@ -124,6 +124,17 @@ const stream_case cases[] = {
      {2},
      {2},
      data_type::bf16},
+    {"fwd 2-D bf16 64 channels (whole lines: the streamed stores of two vectors)",
+     op_kind::Convolution,
+     1,
+     8,
+     64,
+     {7, 9},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     data_type::bf16},
     {"fwd 2-D f16 groups stride 3",
      op_kind::Convolution,
      2,
@@ -380,7 +391,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                 // NXC, with its input rows copied when bf16/f16).
                 // (And the gather's blocks over bands of 1 and 2 units: 2 leaves a short last
                 // band where the units are odd; and the output stored past the caches, which
-                // the kernels do for f32 in place.)
+                // the kernels do for f32 in place and for bf16/f16 rounded in place.)
                 struct run_of {
                     layout l;
                     dim_t chunk, out_rows;
@@ -402,7 +413,9 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                           {layout::nxc, 0, 0, false, false, 1},
                                           {layout::ncx, 2, 1, true, false, 2},
                                           {layout::nxc, 0, 0, false, false, 0, true},
-                                          {layout::nxc, 0, 0, false, false, 1, true}};
+                                          {layout::nxc, 0, 0, false, false, 1, true},
+                                          {layout::nxc, 0, 0, true, false, 0, true},
+                                          {layout::nxc, 0, 0, true, false, 1, true}};
                 for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] :
                      runs_of) {
                     const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
