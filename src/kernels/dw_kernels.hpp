@@ -42,8 +42,9 @@ struct dw_plan {
     // and computed (fwd and bwd_data write their output back; bwd_weights adds to its sums), so
     // the copies are read back from cache.
     dim_t ncx_chunk = 1;
-    // fwd, bwd_data: the output's whole f32 vectors are stored past the caches (vt::stream),
-    // with no read of their lines for ownership. Native f32 outputs far beyond the threads' L2.
+    // fwd, bwd_data: the output's whole vectors are stored past the caches (vt::stream; bf16
+    // and f16 a block of two vectors, one line, at a time), with no read of their lines for
+    // ownership. Native outputs far beyond the threads' L2.
     bool stream_output = false;
 };
 

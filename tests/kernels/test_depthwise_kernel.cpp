@@ -93,6 +93,7 @@ const dw_geometry geometries[] = {
     {"threaded 3x3", 33, 4, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
     {"threaded stride 2 bf16", 40, 6, {36, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16},
     {"threaded upsampler f16", 17, 4, {34, 34}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f16},
+    {"64 channels f16, whole lines", 64, 1, {5, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f16},
 };
 // icg == ocg dividing 8 is grouped_lanes' (the depthwise rows decline it).
 const dw_geometry grouped_geometries[] = {
@@ -428,18 +429,19 @@ const dw_unit dw_units[] = {
     // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
     {"avx512_emulated", detail::cpu_isa::avx2, {16, 32}, detail::avx512_emu::run_depthwise}};
 
-// An f32 output stored past the caches (the plan's stream_output, which the kernels take for
-// big outputs in place) holds the same bits as one stored plainly: at a 64-byte aligned
-// address, where whole vectors are streamed and channel tails masked, and one float past it,
-// where every vector falls back to a plain store. Every f32 channels-last geometry of the
-// sweep (channel tails, strides, dilation, pads, a kernel larger than the input, 1-D, 3-D,
-// threads), under the four ops that write data, the forward ones with a bias.
+// An output stored past the caches (the plan's stream_output, which the kernels take for big
+// outputs in place) holds the same bits as one stored plainly: at a 64-byte aligned address,
+// where whole vectors are streamed (bf16/f16: blocks of two vectors, one line) and channel
+// tails masked, and one element past it, where every vector falls back to a plain store. Every
+// channels-last geometry of the sweep (channel tails, strides, dilation, pads, a kernel larger
+// than the input, 1-D, 3-D, threads, f32, bf16, f16), under the four ops that write data, the
+// forward ones with a bias.
 TEST(Depthwise, StreamedOutputIsBitIdentical) {
     int runs = 0;
     for (const dw_unit &u : dw_units) {
         if (!detail::isa_available(u.isa)) continue;
         for (const dw_geometry &c : geometries) {
-            if (c.dt != data_type::f32 || c.ncx) continue;
+            if (c.ncx) continue;
             for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                                  op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData}) {
                 const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
@@ -451,21 +453,23 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
                     in.emplace_back(r.inputs[i]);
                     in.back().fill_ints(5 + i);
                 }
-                const size_t n = size_t(r.outputs[0].size_bytes() / 4);
+                const size_t bytes = size_t(r.outputs[0].size_bytes()),
+                             elem = c.dt == data_type::f32 ? 4 : 2;
                 auto run = [&](bool stream, size_t offset) {
-                    std::vector<float> room(n + 32, -7.f);
+                    std::vector<uint8_t> room(bytes + 128, 0xa5);
                     void *at = room.data();
-                    size_t space = room.size() * 4;
-                    float *out = static_cast<float *>(std::align(64, n * 4, at, space)) + offset;
+                    size_t space = room.size();
+                    uint8_t *out =
+                        static_cast<uint8_t *>(std::align(64, bytes, at, space)) + offset * elem;
                     detail::dw_plan pl = detail::make_dw_plan(r.prob, u.tile);
                     pl.stream_output = stream;
                     u.run(pl, testing::conv_args_of(r, in, out));
-                    return std::vector<float>(out, out + n);
+                    return std::vector<uint8_t>(out, out + bytes);
                 };
                 for (size_t offset : {0, 1}) {
-                    const std::vector<float> plain = run(false, offset),
-                                             streamed = run(true, offset);
-                    EXPECT_EQ(std::memcmp(plain.data(), streamed.data(), n * 4), 0)
+                    const std::vector<uint8_t> plain = run(false, offset),
+                                               streamed = run(true, offset);
+                    EXPECT_EQ(plain, streamed)
                         << u.name << " " << c.what << " " << to_string(kind) << " offset "
                         << offset;
                     ++runs;
@@ -476,11 +480,12 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
     if (runs == 0) GTEST_SKIP() << "no channels-last depthwise unit runs on this CPU";
 }
 
-// The plan streams only f32 outputs in place far beyond the threads' L2: MobileNetV2's 3x3
-// depthwise forward at a batch whose output is twice 8x the threads' L2, not at batch 1 (1.8
-// MB), nor in bf16, nor NCX (written through a copy), nor for the weight gradient. Its
-// description says so.
-TEST(Depthwise, OnlyBigF32OutputsInPlaceAreStreamed) {
+// The plan streams only outputs in place far beyond the threads' L2: MobileNetV2's 3x3
+// depthwise forward at a batch whose output is twice 8x the threads' L2 (in bf16 with 160
+// channels, whole lines per pixel, at the same batch, once), not at batch 1 (1.8 MB), nor
+// bf16 with 144 channels or at a quarter of that batch, nor NCX (written through a copy), nor
+// for the weight gradient. Its description says so.
+TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
     dw_geometry c{
         "MobileNetV2 3x3", 144, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false,
         data_type::f32};
@@ -497,7 +502,11 @@ TEST(Depthwise, OnlyBigF32OutputsInPlaceAreStreamed) {
         EXPECT_TRUE(plan(c, kind).stream_output) << to_string(kind) << " batch " << c.mb;
     EXPECT_FALSE(plan(c, op_kind::ConvolutionBackwardWeights).stream_output);
     dw_geometry low = c;
-    low.dt = data_type::bf16;
+    low.dt = data_type::bf16;  // 144 channels: pixels of 4.5 lines, so lines written both ways
+    EXPECT_FALSE(plan(low, op_kind::Convolution).stream_output);
+    low.g = 160;  // whole lines
+    EXPECT_TRUE(plan(low, op_kind::Convolution).stream_output);
+    low.mb = (c.mb + 3) / 4;
     EXPECT_FALSE(plan(low, op_kind::Convolution).stream_output);
     dw_geometry ncx = c;
     ncx.ncx = true;

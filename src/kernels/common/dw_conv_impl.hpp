@@ -67,8 +67,15 @@ struct dw_line_job {
     dim_t ostep;        // elements between outputs q and q + 1
     dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
     dw_ahead<T> *ahead;  // the next line's new rows, stepped once per channel group and block
-    bool stream;         // f32 output: whole vectors stored past the caches (dw_plan)
+    bool stream;         // whole vectors stored past the caches (dw_plan::stream_output)
 };
+
+// Two vectors of bf16/f16 results, one line, streamed (T: looked up where it is used, only by
+// the traits that round from their registers).
+template <data_type DT, typename T = vt>
+static inline void dw_stream_line(uint16_t *p, typename T::V lo, typename T::V hi) {
+    T::template stream_half2<DT>(p, lo, hi);
+}
 
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
 // INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
@@ -139,6 +146,17 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
                         else
                             vt::stream(o + q * os + v * W, acc[q][v]);
                     }
+            return;
+        }
+    } else if constexpr (NV == 2 && !TAIL && vector_traits_with_half_stores<vt>) {
+        // bf16/f16: a block's two vectors are one 64-byte line of 32 rounded outputs, streamed
+        // where aligned (vt::stream_half2; else stored plainly). A block of one vector, or a
+        // tail, stores as below: half a line streamed would reach memory as a partial line.
+        if (j.stream) {
+            constexpr data_type dt = dw_elem<DT>::dt;
+#pragma GCC unroll 16
+            for (int q = 0; q < UR; ++q)
+                if (INSIDE || q < m) dw_stream_line<dt>(o + q * os, acc[q][0], acc[q][1]);
             return;
         }
     }
@@ -230,7 +248,7 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), nrt = p.k[0] * p.k[1] * pl.planes, lines = nb * li.od * li.oh;
-    const bool stream = DT == dw_f32 && pl.stream_output;
+    const bool stream = pl.stream_output;
     // Per thread: the rows of the current and of the next line, the next line's new rows.
     std::vector<const T *> rows_mem(size_t(pl.nthr * 3 * nrt));
     std::vector<dim_t> wrows_mem(size_t(pl.nthr * 2 * nrt));
