@@ -96,7 +96,7 @@ struct impl_desc {
     /// never multiplies padding (gemm's bwd_data scatters its products), or checks what it packs
     /// and computes by the reference. Dispatch puts the other directions' kernels behind a check
     /// of the weights or of diff_dst's border (dispatch/padded_tap_guard.hpp).
-    direction_set guards_padded_taps;
+    direction_set guards_padded_taps{};  // (none unless a row says so)
 
     cpu_features needs() const { return features_of(isa); }
     /// Empty when the row serves this direction and data type, else why not.
