@@ -100,14 +100,15 @@ dw_plan make_dw_plan(const conv_problem &p, register_tile t) {
     // vectors, 2 per pixel and channel block: whole cache lines where the tensor is aligned
     // (bf16/f16: a block of two vectors is one line, stored as one; dw_block).
     const dim_t *out_sp = bwd_data ? p.i : p.o;
-    const double elem = p.dt == data_type::f32 ? 4.0 : 2.0;
-    const double out_bytes = elem * mb * double(out_sp[0]) * double(out_sp[1]) *
+    const dim_t elem = dim_t(element_size(p.dt));
+    const double out_bytes = double(elem) * mb * double(out_sp[0]) * double(out_sp[1]) *
                              double(out_sp[2]) * double(bwd_data ? p.ic() : p.oc());
     // bf16/f16 only where a pixel's channels are whole lines (a multiple of 32): else the
     // pixels alternate between aligned (streamed) and not (stored plainly), and the lines they
     // share are written both ways. (MobileNetV2's 144 channels, Zen 4, 2 threads, 5 alternated
     // runs each way: no difference beyond this host's noise; left plain.)
-    const bool whole_lines = p.dt == data_type::f32 || (bwd_data ? p.ic() : p.oc()) % 32 == 0;
+    const bool whole_lines =
+        p.dt == data_type::f32 || (bwd_data ? p.ic() : p.oc()) % (64 / elem) == 0;
     pl.stream_output = p.dir != conv_direction::bwd_weights && pl.native && whole_lines &&
                        output_streams_past_caches(out_bytes, pl.nthr, machine_caches());
     return pl;

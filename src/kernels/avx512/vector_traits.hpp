@@ -177,7 +177,10 @@ struct vt {
     }
     template <data_type DT>
     static inline void store_half(uint16_t *p, V v) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_half<DT>(v));
+        if constexpr (DT == data_type::bf16)
+            store_bf16(p, v);
+        else
+            store_f16(p, v);
     }
     template <data_type DT>
     static inline void store_half_mask(uint16_t *p, V v, mask_t m) {

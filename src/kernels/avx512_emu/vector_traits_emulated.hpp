@@ -127,7 +127,10 @@ struct vt {
     // The microkernel's rounded stores from the registers (as the native traits').
     template <data_type DT>
     CONVGRAD_EMULATED_OP void store_half(uint16_t *p, V v) {
-        narrow_scalar(DT, v.f, p, 16);
+        if constexpr (DT == data_type::bf16)
+            store_bf16(p, v);
+        else
+            store_f16(p, v);
     }
     template <data_type DT>
     CONVGRAD_EMULATED_OP void store_half_mask(uint16_t *p, V v, mask_t m) {
@@ -138,8 +141,8 @@ struct vt {
     }
     template <data_type DT>
     CONVGRAD_EMULATED_OP void stream_half2(uint16_t *p, V lo, V hi) {
-        narrow_scalar(DT, lo.f, p, 16);
-        narrow_scalar(DT, hi.f, p + 16, 16);
+        store_half<DT>(p, lo);
+        store_half<DT>(p + 16, hi);
     }
     // bf16 pairs (the K packing 2 of the microkernel): 16 dwords of two bf16 each.
     struct VI {

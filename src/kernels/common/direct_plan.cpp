@@ -173,11 +173,10 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     {
         const bool in_place =
             p.dt == data_type::f32 ? (fwd ? d.dst_direct : d.src_direct) : d.out_rounded_in_kernel;
-        const double elem = p.dt == data_type::f32 ? 4.0 : 2.0;
-        const double out_bytes = elem * std::max(double(p.mb), 1.0) *
+        const dim_t elem = dim_t(element_size(p.dt)), per_line = 64 / elem;
+        const double out_bytes = double(elem) * std::max(double(p.mb), 1.0) *
                                  (fwd ? osp * double(p.oc()) : isp * double(p.ic()));
-        const bool partial_lines =
-            !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % (p.dt == data_type::f32 ? 16 : 32) != 0;
+        const bool partial_lines = !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % per_line != 0;
         d.stream_output = p.dir != conv_direction::bwd_weights && in_place && !partial_lines &&
                           output_streams_past_caches(out_bytes, d.nthr, caches);
     }

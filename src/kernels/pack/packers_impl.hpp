@@ -381,10 +381,7 @@ static void pack_bf16_pairs(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, u
         if (v.ns == 1 && v.dt == data_type::bf16) {
             const uint16_t *r0 = static_cast<const uint16_t *>(v.base) + v.off + k0 * v.ks;
             interleave_bf16_rows(r0, pair ? r0 + v.ks : nullptr, N, o);
-            for (dim_t n = 2 * N; n < 2 * ldn; ++n) o[n] = 0;
-            continue;
-        }
-        if (v.ns == 1 && v.dt == data_type::f32) {
+        } else if (v.ns == 1 && v.dt == data_type::f32) {
             constexpr dim_t piece = 256;
             uint16_t h0[piece], h1[piece];
             const float *r0 = static_cast<const float *>(v.base) + v.off + k0 * v.ks;
@@ -394,13 +391,12 @@ static void pack_bf16_pairs(const matrix_view &v, dim_t K, dim_t N, dim_t ldn, u
                 if (pair) vt::narrow(data_type::bf16, r0 + v.ks + n0, h1, len);
                 interleave_bf16_rows(h0, pair ? h1 : nullptr, len, o + 2 * n0);
             }
-            for (dim_t n = 2 * N; n < 2 * ldn; ++n) o[n] = 0;
-            continue;
-        }
-        for (dim_t n = 0; n < N; ++n) {
-            const dim_t off = v.off + k0 * v.ks + n * v.ns;
-            o[2 * n] = bf16_elem(v, off);
-            o[2 * n + 1] = pair ? bf16_elem(v, off + v.ks) : uint16_t(0);
+        } else {
+            for (dim_t n = 0; n < N; ++n) {
+                const dim_t off = v.off + k0 * v.ks + n * v.ns;
+                o[2 * n] = bf16_elem(v, off);
+                o[2 * n + 1] = pair ? bf16_elem(v, off + v.ks) : uint16_t(0);
+            }
         }
         for (dim_t n = 2 * N; n < 2 * ldn; ++n) o[n] = 0;
     }
