@@ -12,6 +12,7 @@
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/gemm_kernels.hpp"
+#include "kernels/grouped_pairs_kernels.hpp"
 
 namespace convgrad::detail {
 
@@ -21,13 +22,16 @@ namespace convgrad::detail {
 namespace avx512 {
 #include "kernels/common/unit_entry_points.hpp"
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated in AVX-512F
+void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 }  // namespace avx512
 namespace avx512_emu {
 #include "kernels/common/unit_entry_points.hpp"
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps in plain C++
+void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 }  // namespace avx512_emu
 namespace avx512_bf16 {
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps native
+void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 }  // namespace avx512_bf16
 namespace avx2 {
 #include "kernels/common/unit_entry_points.hpp"
@@ -100,6 +104,15 @@ std::unique_ptr<kernel> col2im(const conv_problem &p) {
     return make_col2im_kernel(p, t, run);
 }
 
+template <direct_run_fn run, register_tile t>
+std::unique_ptr<kernel> grouped_pairs(const conv_problem &p) {
+    return make_grouped_pairs_kernel(p, t, run);
+}
+std::unique_ptr<kernel> grouped_pairs_emulated(const conv_problem &p) {
+    return isa_available(cpu_isa::avx512) ? grouped_pairs<avx512::run_grouped_pairs, zmm_tile>(p)
+                                          : grouped_pairs<avx512_emu::run_grouped_pairs, zmm_tile>(p);
+}
+
 // vdpbf16ps emulated: in AVX-512F where the machine has it (checked bit for bit against the
 // native instruction), else in plain C++.
 std::unique_ptr<kernel> bf16dot_emulated(const conv_problem &p) {
@@ -160,6 +173,20 @@ const std::vector<impl_desc> &table() {
          .why_not = dw_cannot<ymm_tile>,
          .create = depthwise<avx2::run_depthwise, ymm_tile>,
          .guards_padded_taps = all_directions},
+        // Channel pairs of 32/cg groups on vdpbf16ps's lanes (bf16 ops, f32 ops under
+        // fpmath_mode bf16), where vdpbf16ps outruns the f32 FMA (fast_bf16_dot); like
+        // direct_bf16dot, the tests also run it over the exact emulation of vdpbf16ps.
+        {.name = "grouped_pairs:avx512_bf16",
+         .directions = {conv_direction::fwd, conv_direction::bwd_data},
+         .dtypes = {data_type::bf16, data_type::f32},
+         .isa = cpu_isa::avx512_bf16,
+         .tile = zmm_tile,
+         .cannot = grouped_pairs_cannot,
+         .why_not = grouped_pairs_why_not,
+         .create = grouped_pairs<avx512_bf16::run_grouped_pairs, zmm_tile>,
+         .create_emulated = grouped_pairs_emulated,
+         .emulation_isa = cpu_isa::avx2,
+         .guards_padded_taps = {conv_direction::fwd, conv_direction::bwd_data}},
         {.name = "grouped_lanes:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,

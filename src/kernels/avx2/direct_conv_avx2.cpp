@@ -197,6 +197,8 @@ struct vt {
 #include "kernels/schedule/gemm.hpp"
 #include "kernels/schedule/col2im.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
+#include "kernels/common/grouped_reduce.hpp"
+#include "kernels/common/grouped_schedule.hpp"
 #include "kernels/common/grouped_conv_impl.hpp"
 #include "kernels/common/dw_elements.hpp"
 #include "kernels/common/dw_planes.hpp"

@@ -17,6 +17,9 @@
 #include "kernels/schedule/col2im.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the traits' vdpbf16ps)
+#include "kernels/common/grouped_reduce.hpp"
+#include "kernels/common/grouped_schedule.hpp"
+#include "kernels/common/grouped_pairs_impl.hpp"  // (run_grouped_pairs on the same)
 #include "kernels/common/grouped_conv_impl.hpp"
 #include "kernels/common/dw_elements.hpp"
 #include "kernels/common/dw_planes.hpp"

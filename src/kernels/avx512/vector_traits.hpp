@@ -89,6 +89,9 @@ struct vt {
         return _mm512_load_si512(idx);
     }
     static inline V permute(V v, perm_t idx) { return _mm512_permutexvar_ps(idx, v); }
+    // Indices given lane by lane; and vpermt2ps: lane l <- (idx[l] & 16 ? b : a)[idx[l] & 15].
+    static inline perm_t perm_from(const int32_t *idx) { return _mm512_loadu_si512(idx); }
+    static inline V permute2(V a, V b, perm_t idx) { return _mm512_permutex2var_ps(a, idx, b); }
     // Lanes l with bit D of l set from b, the others from a; and lane l <- lane l ^ D (D = 1,
     // 2, 4): the steps that add the lanes of groups of 2-8 channels (grouped_reduce).
     template <int D>

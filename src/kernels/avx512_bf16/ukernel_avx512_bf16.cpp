@@ -1,5 +1,6 @@
 // AVX512_BF16 instantiation of the microkernels (the bf16-pairs kernel on the native
-// vdpbf16ps) and of the direct convolution on it (run_bf16dot). Its own unit with its own flags
+// vdpbf16ps), of the direct convolution on it (run_bf16dot) and of the grouped one
+// (run_grouped_pairs). Its own unit with its own flags
 // (-mavx512bf16), so that no other code is compiled with them.
 #include <immintrin.h>
 
@@ -37,6 +38,9 @@ namespace convgrad::detail::avx512_bf16 {
 #include "kernels/schedule/bwd_weights.hpp"
 #include "kernels/common/data_operands.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"
+#include "kernels/common/grouped_reduce.hpp"
+#include "kernels/common/grouped_schedule.hpp"
+#include "kernels/common/grouped_pairs_impl.hpp"
 #pragma GCC diagnostic pop
 
 #define UKERNEL_SET_NAME "avx512_bf16"

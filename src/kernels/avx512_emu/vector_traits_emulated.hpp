@@ -88,6 +88,17 @@ struct vt {
         for (int l = 0; l < 16; ++l) r.f[l] = v.f[idx.i[l] & 15];
         return r;
     }
+    CONVGRAD_EMULATED_OP perm_t perm_from(const int32_t *idx) {
+        perm_t p;
+        std::memcpy(p.i, idx, sizeof p.i);
+        return p;
+    }
+    // vpermt2ps: each lane's index taken modulo 32, bit 4 choosing b.
+    CONVGRAD_EMULATED_OP V permute2(V a, V b, perm_t idx) {
+        V r;
+        for (int l = 0; l < 16; ++l) r.f[l] = (idx.i[l] & 16 ? b : a).f[idx.i[l] & 15];
+        return r;
+    }
     // Lanes l with bit D of l set from b, the others from a; and lane l <- lane l ^ D.
     template <int D>
     CONVGRAD_EMULATED_OP V blend_bit(V a, V b) {

@@ -7,8 +7,9 @@
 //   into its lane j (log2 cg steps of blends, an in-lane swap and an add).
 // - bwd_weights: the lanes are src's channels, and a permutation per diff_dst pixel and output
 //   channel of the group serves a register group of taps (below).
-// Included after direct_conv_impl.hpp in an ISA's namespace; needs vt::perm_t,
-// vt::perm_index(cg, i), vt::permute(v, idx), vt::blend_bit<D> and vt::swap_bit<D>.
+// fwd and bwd_data run grouped_schedule.hpp's loops over the lanes policy grouped_f32_lanes.
+// Included after direct_conv_impl.hpp, grouped_reduce.hpp and grouped_schedule.hpp in an ISA's
+// namespace; needs vt::perm_t, vt::perm_index(cg, i), vt::permute(v, idx).
 
 struct gplan_view {
     const conv_problem *p;
@@ -46,35 +47,30 @@ static void grouped_pack_weights(const conv_problem &p, int nthr, const void *us
 }
 
 // The products of input vector x (lanes: input channels) with a tap's packed weights [j][W],
-// into acc[j] (output channel j of each lane's group). The weights are read from L1 by the FMAs
-// themselves: keeping them in registers would leave room for a tile of only 2 pixels.
+// into acc[j] (output channel j of each lane's group), the weights read by the FMAs from L1.
 template <int CG>
 static inline void grouped_fma(V x, const float *w, V (&acc)[CG]) {
 #pragma GCC unroll 8
     for (int j = 0; j < CG; ++j) acc[j] = vt::fma(x, vt::load(w + j * W), acc[j]);
 }
-
-// Lane l of the result: the sum over the lanes of l's group of acc[l % cg]. Each step pairs
-// vectors whose lanes hold sums for alternate rows (bit D of the lane) and adds each lane's
-// partner across bit D, so the sum for output channel j ends in lane j of its group.
-template <int D>
-static inline V grouped_pair_step(V a, V b) {
-    return vt::add(vt::blend_bit<D>(a, b), vt::swap_bit<D>(vt::blend_bit<D>(b, a)));
-}
-template <int CG>
-static inline V grouped_reduce(const V (&acc)[CG]) {
-    if constexpr (CG == 1) {
-        return acc[0];
-    } else {
-        V r[CG / 2];
-        for (int k = 0; k < CG / 2; ++k) r[k] = grouped_pair_step<1>(acc[2 * k], acc[2 * k + 1]);
-        if constexpr (CG == 2) return r[0];
-        if constexpr (CG >= 4) {
-            V q[CG / 4];
-            for (int k = 0; k < CG / 4; ++k) q[k] = grouped_pair_step<2>(r[2 * k], r[2 * k + 1]);
-            if constexpr (CG == 4) return q[0];
-            if constexpr (CG == 8) return grouped_pair_step<4>(q[0], q[1]);
+// The same for a tile of GM pixels at once, whose inputs x are in registers, each weight vector
+// loaded once for all of them (in a register: GCC would otherwise hoist every j's weights, and
+// with 32 registers spilled an accumulator of the 3 x 8 tile to the stack, whose load and store
+// around each FMA took a third of the time on ResNeXt's 3x3). With 16 registers the tile's
+// inputs and sums would not fit: one pixel at a time (grouped_fma).
+template <int CG, int GM>
+static inline void grouped_fma_tile(const V (&x)[GM], const float *w, V (&acc)[GM][CG]) {
+    if constexpr (W >= 16) {
+#pragma GCC unroll 8
+        for (int j = 0; j < CG; ++j) {
+            V wj = vt::load(w + j * W);
+            if constexpr (vt::in_register) asm("" : "+v"(wj));
+#pragma GCC unroll 8
+            for (int q = 0; q < GM; ++q) acc[q][j] = vt::fma(x[q], wj, acc[q][j]);
         }
+    } else {
+#pragma GCC unroll 8
+        for (int q = 0; q < GM; ++q) grouped_fma<CG>(x[q], w, acc[q]);
     }
 }
 
@@ -96,167 +92,36 @@ static inline void grouped_store(uint16_t *p, V v, mask_t, int n, data_type dt) 
     vt::narrow(dt, t, p, n);
 }
 
-// fwd and bwd_data walk the channel blocks in sets whose packed weights take at most half of
-// L1, innermost, over chunks of grouped_row_chunk rows: the pixels of a tile stay in L1 across
-// a set's blocks, and the set's weights across the rows of a chunk (all blocks' weights would
-// not fit: 74 KiB for ResNeXt's 3x3 with 8 channels per group).
-constexpr dim_t grouped_row_chunk = 4;
-static dim_t grouped_blocks_per_set(const direct_plan &pl, dim_t cg) {
-    const dim_t block_bytes = pl.p.ksp() * cg * W * dim_t(sizeof(float));
-    return imax(1, pl.caches.l1d / 2 / block_bytes);
-}
-
-// fwd (CG = cg): dst[pix][oc] = sum_taps sum_icg src[pix'][group(oc) base + icg] * w. CE:
-// dst's element type (float, or bf16/f16 bits rounded in place).
-template <int CG, typename CE>
-static void grouped_fwd(const direct_plan &pl, const fview &src, const tview<CE> &dst,
-                        const float *wp, const float *bias, dim_t nblocks) {
-    const conv_problem &p = pl.p;
-    constexpr int gm = grouped_tile<CG>();
-    const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.o[0] * p.o[1];
-    const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r0 = s; r0 < e; r0 += row_chunk)
-        for (dim_t b0 = 0; b0 < nblocks; b0 += bset)
-        for (dim_t row = r0; row < imin(e, r0 + row_chunk); ++row) {
-            const dim_t oh = row % p.o[1], od = (row / p.o[1]) % p.o[0], n = row / (p.o[1] * p.o[0]);
-            for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += gm)
-            for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
-                const dim_t c0 = b * W;
-                const int nc = int(imin(W, C - c0));
-                const mask_t mk = vt::mask(nc);
-                const int m = int(imin(gm, p.o[2] - ow0));
-                V acc[gm][CG];
-                for (int q = 0; q < gm; ++q)
-                    for (int j = 0; j < CG; ++j) acc[q][j] = vt::zero();
-                for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                    const dim_t id = od * p.s[0] + kd * p.dl[0] - p.pb[0];
-                    if (id < 0 || id >= p.i[0]) continue;
-                    for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                        const dim_t ih = oh * p.s[1] + kh * p.dl[1] - p.pb[1];
-                        if (ih < 0 || ih >= p.i[1]) continue;
-                        const float *srow = src.at(n, id, ih, 0) + c0;
-                        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                            const float *wt = wp + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
-                            const dim_t off = kw * p.dl[2] - p.pb[2];
-                            const dim_t iw0 = ow0 * p.s[2] + off;
-                            if (m == gm && iw0 >= 0 && iw0 + (gm - 1) * p.s[2] < p.i[2]) {
-                                // Interior tile: every pixel of it reads inside the row (so the
-                                // stride is below the width: the products cannot overflow).
-                                const float *x = srow + iw0 * src.w;
-                                const dim_t step = p.s[2] * src.w;
+// The f32 lanes (grouped_schedule.hpp's policy): a channel per lane, W/cg groups per vector,
+// packed weights [block][tap][j][W]. CE of finish: the output's element (float, or bf16/f16
+// bits rounded in place, direct_plan::out_rounded_in_kernel).
+template <int CG>
+struct grouped_f32_lanes {
+    using in_t = float;
+    static constexpr int gm = grouped_tile<CG>(), cg = CG;
+    static constexpr dim_t cb = W;
+    const float *wp, *bias;
+    dim_t ksp;
+    data_type dt;
+    static dim_t block_bytes(const conv_problem &p) { return p.ksp() * CG * W * dim_t(sizeof(float)); }
+    const float *weights(dim_t b, dim_t t) const { return wp + ((b * ksp + t) * CG) * W; }
+    static mask_t mask(int nc) { return vt::mask(nc); }
+    static inline void tile(const float *x, dim_t step, mask_t mk, const float *w, V (&acc)[gm][CG]) {
+        V xv[gm];
 #pragma GCC unroll 8
-                                for (int q = 0; q < gm; ++q)
-                                    grouped_fma<CG>(vt::load_mask(x + q * step, mk), wt, acc[q]);
-                                continue;
-                            }
-                            // Constant trip count: acc[] stays in registers.
-#pragma GCC unroll 8
-                            for (int q = 0; q < gm; ++q) {
-                                if (q >= m) continue;  // (no pixel: its position may overflow)
-                                const dim_t iw = (ow0 + q) * p.s[2] + off;
-                                if (iw >= 0 && iw < p.i[2])
-                                    grouped_fma<CG>(vt::load_mask(srow + iw * src.w, mk), wt, acc[q]);
-                            }
-                        }
-                    }
-                }
-                CE *drow = dst.at(n, od, oh, ow0) + c0;
-                const V bv = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
-#pragma GCC unroll 8
-                for (int q = 0; q < gm; ++q) {
-                    if (q >= m) continue;
-                    const V sum = grouped_reduce<CG>(acc[q]);
-                    grouped_store(drow + q * dst.w, bias ? vt::add(sum, bv) : sum, mk, nc, p.dt);
-                }
-            }
-        }
-    });
-}
-
-// Whether x is a multiple of the stride s, and its floor quotient q: a division only for strides
-// above 1 (bwd_data asks per tap, tile and block: idiv was 7% of ResNeXt's time).
-static inline bool stride_quotient(dim_t x, dim_t s, dim_t &q) {
-    if (s == 1) {
-        q = x;
-        return true;
+        for (int q = 0; q < gm; ++q) xv[q] = vt::load_mask(x + q * step, mk);
+        grouped_fma_tile<CG, gm>(xv, w, acc);
     }
-    q = floor_div(x, s);
-    return q * s == x;
-}
-
-// bwd_data (CG = cg): src[pix][c] = sum over taps reaching pix, sum_j dst[o][group(c) base + j] * w.
-// CE: src's element type, as for grouped_fwd.
-template <int CG, typename CE>
-static void grouped_bwd_data(const direct_plan &pl, const tview<CE> &src, const fview &dst,
-                             const float *wt, const float *bias, dim_t nblocks) {
-    const conv_problem &p = pl.p;
-    constexpr int gm = grouped_tile<CG>();
-    const dim_t ksp = p.ksp(), C = p.g * CG, rows = p.mb * p.i[0] * p.i[1];
-    const dim_t bset = grouped_blocks_per_set(pl, CG), row_chunk = grouped_row_chunk;
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(rows, nt, ithr, s, e);
-        for (dim_t r0 = s; r0 < e; r0 += row_chunk)
-        for (dim_t b0 = 0; b0 < nblocks; b0 += bset)
-        for (dim_t row = r0; row < imin(e, r0 + row_chunk); ++row) {
-            const dim_t ih = row % p.i[1], id = (row / p.i[1]) % p.i[0], n = row / (p.i[1] * p.i[0]);
-            // Stride phases along w: src pixels r + s*t (t = t0 + q) are reached by the kw taps
-            // with (r + pb - kw*dl) divisible by s, from the consecutive dst pixels t + off.
-            for (dim_t r = 0; r < imin(p.s[2], p.i[2]); ++r) {
-                const dim_t T = div_up(p.i[2] - r, p.s[2]);
-                for (dim_t t0 = 0; t0 < T; t0 += gm)
-                for (dim_t b = b0; b < imin(nblocks, b0 + bset); ++b) {
-                    const dim_t c0 = b * W;
-                    const int nc = int(imin(W, C - c0));
-                    const mask_t mk = vt::mask(nc);
-                    const int m = int(imin(gm, T - t0));
-                    V acc[gm][CG];
-                    for (int q = 0; q < gm; ++q)
-                        for (int j = 0; j < CG; ++j) acc[q][j] = vt::zero();
-                    for (dim_t kd = 0; kd < p.k[0]; ++kd) {
-                        dim_t od, oh, ow;
-                        if (!stride_quotient(id + p.pb[0] - kd * p.dl[0], p.s[0], od) || od < 0 || od >= p.o[0]) continue;
-                        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
-                            if (!stride_quotient(ih + p.pb[1] - kh * p.dl[1], p.s[1], oh) || oh < 0 || oh >= p.o[1]) continue;
-                            const float *drow = dst.at(n, od, oh, 0) + c0;
-                            for (dim_t kw = 0; kw < p.k[2]; ++kw) {
-                                if (!stride_quotient(r + p.pb[2] - kw * p.dl[2], p.s[2], ow)) continue;
-                                const dim_t tw0 = t0 + ow;
-                                const float *wk = wt + ((b * ksp + (kd * p.k[1] + kh) * p.k[2] + kw) * CG) * W;
-                                if (m == gm && tw0 >= 0 && tw0 + gm - 1 < p.o[2]) {
-                                    const float *x = drow + tw0 * dst.w;  // interior: no checks
-#pragma GCC unroll 8
-                                    for (int q = 0; q < gm; ++q)
-                                        grouped_fma<CG>(vt::load_mask(x + q * dst.w, mk), wk, acc[q]);
-                                    continue;
-                                }
-#pragma GCC unroll 8
-                                for (int q = 0; q < gm; ++q) {
-                                    const dim_t tw = tw0 + q;
-                                    if (q < m && tw >= 0 && tw < p.o[2])
-                                        grouped_fma<CG>(vt::load_mask(drow + tw * dst.w, mk), wk, acc[q]);
-                                }
-                            }
-                        }
-                    }
-                    CE *srow = src.at(n, id, ih, r + t0 * p.s[2]) + c0;
-                    // (Several pixels per phase only when the stride is below the width.)
-                    const dim_t sstep = m > 1 ? p.s[2] * src.w : 0;
-                    const V bv = bias ? vt::load_mask(bias + c0, mk) : vt::zero();
-#pragma GCC unroll 8
-                    for (int q = 0; q < gm; ++q) {
-                        if (q >= m) continue;
-                        const V sum = grouped_reduce<CG>(acc[q]);
-                        grouped_store(srow + q * sstep, bias ? vt::add(sum, bv) : sum, mk, nc, p.dt);
-                    }
-                }
-            }
-        }
-    });
-}
+    static inline void one(const float *x, mask_t mk, const float *w, V (&acc)[CG]) {
+        grouped_fma<CG>(vt::load_mask(x, mk), w, acc);
+    }
+    template <typename CE>
+    inline void finish(const V (&acc)[CG], dim_t c0, int nc, CE *o) const {
+        const mask_t mk = vt::mask(nc);
+        const V sum = grouped_reduce<CG>(acc);
+        grouped_store(o, bias ? vt::add(sum, vt::load_mask(bias + c0, mk)) : sum, mk, nc, dt);
+    }
+};
 
 // bwd_weights (CG = cg): dW[oc][icg][tap] = sum_pix dst[pix][oc] * src[pix'][group(oc) base + icg].
 // The lanes are the src side: lane l of block b is input channel l % cg of group (b*W + l) / cg.
@@ -525,17 +390,18 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
                                   src_out ? args.out : args.src, p.src, C, p.i, !src_out, n0, nb);
         const data_operand dst_op(p, nthr, pl.dst_direct || (dst_out && rounded),
                                   dst_out ? args.out : args.dst, p.dst, C, p.o, !dst_out, n0, nb);
+        const grouped_f32_lanes<CG> ln{w.p, bp, p.ksp(), p.dt};
         if (dst_out && rounded) {
             const auto out = user_view<uint16_t>(image_at(args.out, p.dst, p.dt, n0), p.dst);
-            grouped_fwd<CG>(plc, src_op.v, out, w.p, bp, nblocks);
+            grouped_fwd_rows(plc, ln, src_op.v, out, nblocks);
         } else if (dst_out) {
-            grouped_fwd<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            grouped_fwd_rows(plc, ln, src_op.v, dst_op.v, nblocks);
             dst_op.store(nthr);
         } else if (rounded) {
             const auto out = user_view<uint16_t>(image_at(args.out, p.src, p.dt, n0), p.src);
-            grouped_bwd_data<CG>(plc, out, dst_op.v, w.p, bp, nblocks);
+            grouped_bwd_data_rows(plc, ln, out, dst_op.v, nblocks);
         } else {
-            grouped_bwd_data<CG>(plc, src_op.v, dst_op.v, w.p, bp, nblocks);
+            grouped_bwd_data_rows(plc, ln, src_op.v, dst_op.v, nblocks);
             src_op.store(nthr);
         }
     }

@@ -23,6 +23,18 @@ static inline dim_t floor_div(dim_t a, dim_t b) {
 static inline dim_t ceil_div(dim_t a, dim_t b) {
     return -floor_div(-a, b);
 }
+// Whether x is a multiple of the stride s, and its floor quotient q: a division only for strides
+// above 1 (the grouped kernels' bwd_data ask per tap, tile and block: idiv was 7% of ResNeXt's
+// time).
+static inline bool stride_quotient(dim_t x, dim_t s, dim_t &q) {
+    if (s == 1) {
+        q = x;
+        return true;
+    }
+    q = floor_div(x, s);
+    return q * s == x;
+}
+
 static inline void split(dim_t n, int nthr, int ithr, dim_t &s, dim_t &e) {
     balance211(n, nthr, ithr, s, e);
 }
