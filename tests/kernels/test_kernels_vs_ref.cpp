@@ -31,6 +31,7 @@ struct case_ranges {
     std::initializer_list<dim_t> ranks, groups, icg, ocg, kernel, sizes, mb;
     bool depthwise;  // one case in six is depthwise
     dim_t w_stride = 0;  // the stride along w, when not drawn
+    bool equal_channels = false;  // ocg = icg (the grouped kernels' problems)
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
 constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
@@ -77,6 +78,14 @@ constexpr case_ranges big_kernel_ranges{{1, 2, 3}, {1, 2}, {1, 3, 16, 17}, {1, 4
 constexpr case_ranges few_channel_ranges{{1, 2, 3}, {1, 1, 2}, {1, 2, 3, 5}, {16, 33, 65},
                                          {2, 3, 4, 5, 7}, {5, 9, 13, 20}, {1, 2}, false};
 
+// 2, 4 or 8 channels per group on both sides (ResNeXt's grouped 3x3 has 32 groups of 4-8):
+// the grouped kernels put several groups on a vector's lanes (of channels, or of channel
+// pairs for vdpbf16ps), so the group counts give whole vectors and tails of every size, one
+// vector or several, under strides, dilation and pads.
+constexpr case_ranges few_channel_group_ranges{{1, 2, 2, 3}, {3, 4, 8, 12, 33}, {2, 4, 8}, {},
+                                               {1, 2, 3, 5}, {3, 7, 13, 20}, {1, 2}, false, 0,
+                                               true};
+
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
     const op_kind kind = all_op_kinds[rng() % 6];
@@ -85,7 +94,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
     const dim_t G = pick(rng, cr.groups);
     const bool depthwise = rng() % 6 == 0 && cr.depthwise;
     const dim_t icg = depthwise ? 1 : pick(rng, cr.icg);
-    const dim_t ocg = depthwise ? 1 : pick(rng, cr.ocg);
+    const dim_t ocg = depthwise ? 1 : cr.equal_channels ? icg : pick(rng, cr.ocg);
     const dim_t g = depthwise ? pick(rng, {3, 8, 17, 32}) : G;
     const dim_t mb = pick(rng, cr.mb);
     dims k, s, d, pb, pe, big, small, op_pad;
@@ -164,9 +173,25 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
     return c;
 }
 
-const std::vector<testing::swept_case> &random_cases() {
+// 1-D/2-D/3-D problems of 2, 4 or 8 channels per group on both sides, on 1-3 threads.
+const std::vector<testing::swept_case> &few_channel_group_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
-        20261122, 400, [](std::mt19937_64 &rng) { return make_case(rng); }, [](int) { return 1; });
+        20261128, 60, [](std::mt19937_64 &rng) { return make_case(rng, few_channel_group_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
+// The edge sweep (400 problems on 1 thread), then the few-channel groups' (which no other
+// sweep draws, and some rows take only).
+const std::vector<testing::swept_case> &random_cases() {
+    static const std::vector<testing::swept_case> cases = [] {
+        std::vector<testing::swept_case> v = testing::reference_sweep(
+            20261122, 400, [](std::mt19937_64 &rng) { return make_case(rng); },
+            [](int) { return 1; });
+        const auto &g = few_channel_group_cases();
+        v.insert(v.end(), g.begin(), g.end());
+        return v;
+    }();
     return cases;
 }
 
