@@ -176,7 +176,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
 // 1-D/2-D/3-D problems of 2, 4 or 8 channels per group on both sides, on 1-3 threads.
 const std::vector<testing::swept_case> &few_channel_group_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
-        20261128, 60, [](std::mt19937_64 &rng) { return make_case(rng, few_channel_group_ranges); },
+        20261128, 36, [](std::mt19937_64 &rng) { return make_case(rng, few_channel_group_ranges); },
         [](int iter) { return 1 + iter % 3; });
     return cases;
 }
