@@ -15,7 +15,7 @@ class grouped_pairs_kernel final : public kernel {
         const conv_problem &p = pl_.p;
         const bool fwd = p.dir == conv_direction::fwd;
         const data_layout &in = fwd ? p.src : p.dst;
-        const int cg = int(p.icg), tile = 28 / (cg + 1);
+        const int cg = int(p.icg), tile = grouped_pairs_tile(cg);
         return "vdpbf16ps lanes=16 channel pairs (" + std::to_string(32 / cg) + " groups of " +
                std::to_string(cg) + "), tile=" + std::to_string(tile) + " pixels; input " +
                (p.dt == data_type::bf16 && in.c == 1 ? "the user's tensor" : "a bf16 copy") +

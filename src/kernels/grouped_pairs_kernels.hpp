@@ -13,6 +13,12 @@ std::string grouped_pairs_cannot(const conv_problem &p);
 /// (fast_bf16_dot(), dispatch/cpu_features.hpp): the f32 grouped kernel runs there.
 std::string grouped_pairs_why_not(const conv_problem &p);
 
+/// Output pixels per register tile: cg sums each, and one input vector each, plus the weights'
+/// vector, within 28 of the 32 registers (8: 3 pixels, 4: 5, 2: 9).
+constexpr int grouped_pairs_tile(int cg) {
+    return 28 / (cg + 1);
+}
+
 std::unique_ptr<kernel> make_grouped_pairs_kernel(const conv_problem &p, register_tile t,
                                                   direct_run_fn run);
 

@@ -10,6 +10,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/grouped_pairs_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"

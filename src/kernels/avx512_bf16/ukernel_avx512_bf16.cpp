@@ -10,6 +10,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/grouped_pairs_kernels.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
 #include "kernels/ukernel/ukernel_set.hpp"

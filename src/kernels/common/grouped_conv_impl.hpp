@@ -16,36 +16,6 @@ struct gplan_view {
     dim_t cg, C, nblocks;  // channels per group, all channels, W-blocks of channels
 };
 
-// Packed weights [block][tap][i][W]: lane l of block b (channel c = b*W + l), for i in [0, cg):
-//   transposed: W[oc = c - c%cg + i][icg = c % cg]   (fwd: lanes are src channels, i = oc's j)
-//   else:       W[oc = c][icg = i]                   (bwd_data: lanes are dst channels, i = icg)
-static void grouped_pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
-                                 dim_t cg, dim_t nblocks, float *out) {
-    const weights_layout &l = p.wei;
-    const dim_t ksp = p.ksp(), C = p.g * cg;
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(nblocks * ksp, nt, ithr, s, e);
-        for (dim_t bt = s; bt < e; ++bt) {
-            const dim_t b = bt / ksp, t = bt % ksp;
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            for (dim_t i = 0; i < cg; ++i) {
-                float *o = out + ((b * ksp + t) * cg + i) * W;
-                for (dim_t ln = 0; ln < W; ++ln) {
-                    const dim_t c = b * W + ln;
-                    if (c >= C) {
-                        o[ln] = 0.f;
-                        continue;
-                    }
-                    const dim_t oc = transposed ? c - c % cg + i : c, icg = transposed ? c % cg : i;
-                    o[ln] = load_elem(p.dt, user, oc * l.oc + icg * l.ic + toff);
-                }
-            }
-        }
-    });
-}
-
 // The products of input vector x (lanes: input channels) with a tap's packed weights [j][W],
 // into acc[j] (output channel j of each lane's group), the weights read by the FMAs from L1.
 template <int CG>
@@ -375,7 +345,8 @@ static void run_grouped_cg(const direct_plan &pl, const conv_args &args) {
     const bool src_out = p.dir == conv_direction::bwd_data, dst_out = p.dir == conv_direction::fwd;
     // The lanes are the input side's channels: fwd takes the transposed packing.
     scratch w(nblocks * p.ksp() * CG * W);
-    grouped_pack_weights(p, nthr, args.wei, !src_out, CG, nblocks, w.p);
+    grouped_pack_weights(p, nthr, !src_out, CG, nblocks, W, w.p,
+                         [&](dim_t off) { return load_elem(p.dt, args.wei, off); });
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;

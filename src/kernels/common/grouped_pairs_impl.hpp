@@ -18,45 +18,6 @@
 
 constexpr dim_t gp_block = 32;  // channels per vector: 16 lanes of pairs
 
-// Output pixels per register tile: cg sums each, and one input vector each, plus the weights'
-// vector, within 28 of the 32 registers (8: 3 pixels, 4: 5, 2: 9).
-template <int CG>
-constexpr int gp_tile() {
-    return 28 / (CG + 1);
-}
-
-// Packed weights [block][tap][i][16 pairs] as bf16: lane l of block b holds input-side channels
-// c = 32b + 2l and c + 1 (of group c / cg), for i in [0, cg):
-//   fwd (lanes are src channels):      W[oc = group base + i][icg = c % cg, + 1]
-//   bwd_data (lanes are dst channels): W[oc = c, c + 1][icg = i]
-// Lanes past the channels are zero pairs.
-static void gp_pack_weights(const conv_problem &p, int nthr, const void *user, bool fwd, dim_t cg,
-                            dim_t nblocks, bf16_t *out) {
-    const weights_layout &l = p.wei;
-    const dim_t ksp = p.ksp(), C = p.g * cg;
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(nblocks * ksp, nt, ithr, s, e);
-        for (dim_t bt = s; bt < e; ++bt) {
-            const dim_t b = bt / ksp, t = bt % ksp;
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            for (dim_t i = 0; i < cg; ++i) {
-                bf16_t *o = out + ((b * ksp + t) * cg + i) * gp_block;
-                for (dim_t x = 0; x < gp_block; ++x) {
-                    const dim_t c = b * gp_block + x;
-                    if (c >= C) {
-                        o[x] = 0;
-                        continue;
-                    }
-                    const dim_t oc = fwd ? c - c % cg + i : c, icg = fwd ? c % cg : i;
-                    o[x] = bf16_at(p.dt, user, oc * l.oc + icg * l.ic + toff);
-                }
-            }
-        }
-    });
-}
-
 // One tap's products for a tile of pixels whose input pairs are x[0, gm): each weight vector is
 // loaded once for the tile (in a register: GCC would otherwise fold it into every dot product,
 // and the loads would outnumber them).
@@ -130,7 +91,7 @@ static inline void gp_finish(const V (&acc)[CG], const gp_out &go, const float *
 template <int CG>
 struct grouped_pair_lanes {
     using in_t = bf16_t;
-    static constexpr int gm = gp_tile<CG>(), cg = CG;
+    static constexpr int gm = grouped_pairs_tile(CG), cg = CG;  // (grouped_pairs_kernels.hpp)
     static constexpr dim_t cb = gp_block;
     const bf16_t *wp;
     const float *bias;
@@ -165,7 +126,9 @@ static void run_grouped_pairs_cg(const direct_plan &pl, const conv_args &args) {
     const pairs_operand in(p, nthr, fwd ? args.src : args.dst, fwd ? p.src : p.dst, CG, fwd ? p.i : p.o);
     scratch w(div_up(nblocks * p.ksp() * CG * gp_block, 2));
     bf16_t *wp = reinterpret_cast<bf16_t *>(w.p);
-    gp_pack_weights(p, nthr, args.wei, fwd, CG, nblocks, wp);
+    // (Lanes of pairs: channel c of a block is element c of its 32 bf16.)
+    grouped_pack_weights(p, nthr, fwd, CG, nblocks, gp_block, wp,
+                         [&](dim_t off) { return bf16_at(p.dt, args.wei, off); });
     scratch bias(p.with_bias ? C + W : 0);  // (read under the output's masks)
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
     const float *bp = p.with_bias ? bias.p : nullptr;

@@ -13,6 +13,40 @@
 // them, grouped_blocks_per_set); taps that read padding are left out, as the reference does.
 // Included in an ISA's namespace after kernel_helpers.hpp.
 
+// Packed weights [block][tap][i][cb] of element E (f32 lanes: cb = W floats; pair lanes: 32
+// bf16, two per lane): element c of block b is channel b*cb + c of the input side, for i in
+// [0, cg):
+//   fwd (the input side is src):      W[oc = c - c%cg + i][icg = c % cg]   (i = oc's j)
+//   bwd_data (the input side is dst): W[oc = c][icg = i]
+// Channels past the last are zero. elem(off): the user's weight `off` elements in, as E.
+template <typename E, typename Elem>
+static void grouped_pack_weights(const conv_problem &p, int nthr, bool fwd, dim_t cg, dim_t nblocks,
+                                 dim_t cb, E *out, const Elem &elem) {
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp(), C = p.g * cg;
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(nblocks * ksp, nt, ithr, s, e);
+        for (dim_t bt = s; bt < e; ++bt) {
+            const dim_t b = bt / ksp, t = bt % ksp;
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t i = 0; i < cg; ++i) {
+                E *o = out + ((b * ksp + t) * cg + i) * cb;
+                for (dim_t x = 0; x < cb; ++x) {
+                    const dim_t c = b * cb + x;
+                    if (c >= C) {
+                        o[x] = E(0);
+                        continue;
+                    }
+                    const dim_t oc = fwd ? c - c % cg + i : c, icg = fwd ? c % cg : i;
+                    o[x] = elem(oc * l.oc + icg * l.ic + toff);
+                }
+            }
+        }
+    });
+}
+
 // The blocks a tile visits before the next tile: all while the packed weights of all fit half
 // of L2, so a tile reads its pixels' channels whole and in order (a pixel of 256 bf16 channels
 // is 8 lines); else sets whose weights take half of L1, over chunks of grouped_row_chunk rows
