@@ -28,22 +28,12 @@ namespace {
 using namespace testcase;
 
 const impl_desc &bf16dot_row() {
-    for (const impl_desc &r : kernel_inventory())
-        if (std::string(r.name) == "direct_bf16dot:avx512_bf16") return r;
-    throw std::runtime_error("no direct_bf16dot row");
+    return inventory_row("direct_bf16dot:avx512_bf16");
 }
 
-struct backend {
-    const char *name;
-    std::unique_ptr<kernel> (*create)(const conv_problem &);
-    std::string skip;  // why it cannot run here (empty: it can)
-};
-std::vector<backend> backends() {
-    const impl_desc &r = bf16dot_row();
-    return {{"native", r.create,
-             isa_available(r.isa) ? "" : "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)"},
-            {"emulated", r.create_emulated,
-             isa_available(r.emulation_isa) ? "" : "no AVX2 here (or CONVGRAD_MAX_ISA caps it)"}};
+std::vector<row_backend> backends() {
+    return native_and_emulated(bf16dot_row(), "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)",
+                               "no AVX2 here (or CONVGRAD_MAX_ISA caps it)");
 }
 
 conv_case base(conv_direction dir, int nsp) {
@@ -51,10 +41,6 @@ conv_case base(conv_direction dir, int nsp) {
     c.dir = dir;
     c.nsp = nsp;
     return c;
-}
-void set_axis(conv_case &c, int x, dim_t i, dim_t k, dim_t s = 1, dim_t dl = 1, dim_t pb = 0,
-              dim_t pe = 0) {
-    c.i[x] = i, c.k[x] = k, c.s[x] = s, c.dl[x] = dl, c.pb[x] = pb, c.pe[x] = pe;
 }
 
 std::vector<conv_case> edge_cases(conv_direction dir) {
@@ -150,7 +136,7 @@ conv_case threaded_case(conv_direction dir) {
     return c;
 }
 
-void expect_exact(const backend &b, const conv_case &c, uint64_t seed) {
+void expect_exact(const row_backend &b, const conv_case &c, uint64_t seed) {
     const conv_problem p = make_problem(c);
     ASSERT_EQ(bf16dot_row().cannot(p), "") << describe(c);
     std::mt19937_64 rng(seed);
@@ -164,7 +150,7 @@ void expect_exact(const backend &b, const conv_case &c, uint64_t seed) {
 class Bf16Dot : public ::testing::TestWithParam<conv_direction> {};
 
 TEST_P(Bf16Dot, EdgeCasesMatchTheReference) {
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) {
             std::printf("direct_bf16dot %s: skipped (%s)\n", b.name, b.skip.c_str());
             continue;
@@ -176,7 +162,7 @@ TEST_P(Bf16Dot, EdgeCasesMatchTheReference) {
 
 TEST_P(Bf16Dot, ThreadCounts) {
     const int saved = omp_get_max_threads();
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) continue;
         for (int t : {1, 2, 3}) {
             omp_set_num_threads(t);
@@ -264,7 +250,7 @@ TEST(Bf16DotPlan, RoundsABf16OutputWithContiguousChannelsInPlace) {
 // would pair with may be one no output reads (here iw = 6 of 7, kernel 2, stride 2: dst width
 // 3), and an infinity there must not turn into 0 * inf = NaN.
 TEST(Bf16DotBwdWeights, UnreadSrcPixelsDoNotReachTheResult) {
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) continue;
         conv_case c = base(conv_direction::bwd_weights, 1);
         c.icg = 3, c.ocg = 5;
@@ -291,7 +277,7 @@ const float small = std::ldexp(1.f, -70);  // small * small = 2^-140: a denormal
 // One output pixel of a 1x1 convolution over channels (c0, c1) with weights (w0, w1), through
 // the direction's own operands: fwd reduces src channels, bwd_data dst channels, bwd_weights
 // two pixels of one channel pair.
-float one_pair(const backend &b, conv_direction dir, float a0, float a1, float w0, float w1) {
+float one_pair(const row_backend &b, conv_direction dir, float a0, float a1, float w0, float w1) {
     conv_case c = base(dir, 1);
     if (dir == conv_direction::bwd_weights) {
         set_axis(c, 2, 2, 1);  // two pixels: the pixel pair
@@ -318,7 +304,7 @@ float one_pair(const backend &b, conv_direction dir, float a0, float a1, float w
 
 TEST_P(Bf16Dot, DenormalInputsAreZeroAndDenormalResultsFlush) {
     const conv_direction dir = GetParam();
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) continue;
         // A denormal input counts as zero: the reference gives 1 + 1/16, vdpbf16ps 1.
         EXPECT_EQ(one_pair(b, dir, tiny, 1.f, huge, 1.f), 1.f) << b.name;

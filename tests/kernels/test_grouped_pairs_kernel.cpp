@@ -30,28 +30,14 @@ namespace {
 using namespace testcase;
 
 const impl_desc &pairs_row() {
-    for (const impl_desc &r : kernel_inventory())
-        if (std::string(r.name) == "grouped_pairs:avx512_bf16") return r;
-    throw std::runtime_error("no grouped_pairs row");
+    return inventory_row("grouped_pairs:avx512_bf16");
 }
 
-struct backend {
-    const char *name;
-    std::unique_ptr<kernel> (*create)(const conv_problem &);
-    std::string skip;  // why it cannot run here (empty: it can)
-};
-std::vector<backend> backends() {
-    const impl_desc &r = pairs_row();
-    return {{"native", r.create,
-             isa_available(r.isa) ? "" : "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)"},
-            {"emulated", r.create_emulated,
-             isa_available(r.emulation_isa) ? "" : "no AVX2 here (or CONVGRAD_MAX_ISA caps it)"}};
+std::vector<row_backend> backends() {
+    return native_and_emulated(pairs_row(), "no AVX512_BF16 here (or CONVGRAD_MAX_ISA caps it)",
+                               "no AVX2 here (or CONVGRAD_MAX_ISA caps it)");
 }
 
-void set_axis(conv_case &c, int x, dim_t i, dim_t k, dim_t s = 1, dim_t dl = 1, dim_t pb = 0,
-              dim_t pe = 0) {
-    c.i[x] = i, c.k[x] = k, c.s[x] = s, c.dl[x] = dl, c.pb[x] = pb, c.pe[x] = pe;
-}
 conv_case grouped(conv_direction dir, int nsp, dim_t cg, dim_t g) {
     conv_case c;
     c.dir = dir, c.nsp = nsp, c.icg = cg, c.ocg = cg, c.g = g;
@@ -119,7 +105,7 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
     return v;
 }
 
-void expect_exact(const backend &b, const conv_case &c, uint64_t seed) {
+void expect_exact(const row_backend &b, const conv_case &c, uint64_t seed) {
     const conv_problem p = make_problem(c);
     ASSERT_EQ(pairs_row().cannot(p), "") << describe(c);
     std::mt19937_64 rng(seed);
@@ -134,7 +120,7 @@ class GroupedPairs : public ::testing::TestWithParam<conv_direction> {};
 
 TEST_P(GroupedPairs, EdgeCasesMatchTheReference) {
     int ran = 0;
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) {
             std::printf("grouped_pairs %s: skipped (%s)\n", b.name, b.skip.c_str());
             continue;
@@ -149,7 +135,7 @@ TEST_P(GroupedPairs, EdgeCasesMatchTheReference) {
 // Big enough (over 2^20 multiply-adds) for the plan to split the rows over the threads.
 TEST_P(GroupedPairs, ThreadCounts) {
     const int saved = omp_get_max_threads();
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) continue;
         for (int t : {1, 2, 3}) {
             omp_set_num_threads(t);
@@ -172,7 +158,7 @@ TEST_P(GroupedPairs, DenormalInputsCountAsZero) {
     set_axis(c, 2, 5, 3, 1, 1, 1, 1);
     const conv_problem p = make_problem(c);
     const bool fwd = p.dir == conv_direction::fwd;
-    for (const backend &b : backends()) {
+    for (const row_backend &b : backends()) {
         if (!b.skip.empty()) continue;
         std::mt19937_64 rng(5);
         inputs in = make_inputs(p, rng, true);

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstring>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/float_convert.hpp"
+#include "dispatch/cpu_features.hpp"
 #include "kernels/inventory.hpp"
 #include "ref/ref_conv.hpp"
 #include "util/aligned_bytes.hpp"
@@ -42,6 +45,31 @@ inline std::string describe(const conv_case &c) {
     s += " pad" + std::to_string(c.pad) + " chunk" + std::to_string(c.chunk) + " " +
          to_string(c.dt) + "/" + to_string(c.math);
     return s;
+}
+
+// The kernel inventory's row of that name.
+inline const impl_desc &inventory_row(const std::string &name) {
+    for (const impl_desc &r : kernel_inventory())
+        if (name == r.name) return r;
+    throw std::runtime_error("no inventory row " + name);
+}
+
+// A row's native build and its emulation, each with why it cannot run here (empty: it can).
+struct row_backend {
+    const char *name;
+    std::unique_ptr<kernel> (*create)(const conv_problem &);
+    std::string skip;
+};
+inline std::vector<row_backend> native_and_emulated(const impl_desc &r, const std::string &native_missing,
+                                                    const std::string &emulation_missing) {
+    return {{"native", r.create, isa_available(r.isa) ? "" : native_missing},
+            {"emulated", r.create_emulated, isa_available(r.emulation_isa) ? "" : emulation_missing}};
+}
+
+// Axis x (0: d, 1: h, 2: w) of a case: input size, kernel, stride, dilation, pads.
+inline void set_axis(conv_case &c, int x, dim_t i, dim_t k, dim_t s = 1, dim_t dl = 1, dim_t pb = 0,
+                     dim_t pe = 0) {
+    c.i[x] = i, c.k[x] = k, c.s[x] = s, c.dl[x] = dl, c.pb[x] = pb, c.pe[x] = pe;
 }
 
 // The canonical problem with explicit strides (what the resolver would build from the op).
