@@ -5,8 +5,10 @@
 #               uninstrumented units below), plus libFuzzer's
 #               coverage instrumentation so that the fuzz step reuses this build: every test
 #               except the oneDNN harness/round-trip sweeps and the address-space-cap tests (ASan's
-#               shadow memory cannot live under `ulimit -v`). The kernel sweep still runs under
-#               every ISA cap, and every error path (API, readers, CLI) is in the set.
+#               shadow memory cannot live under `ulimit -v`). The kernel sweep runs under the
+#               lowest and the highest ISA cap (the highest runs every inventory row this CPU
+#               can; the caps between, label cap_between, add dispatch under those caps, which
+#               scripts/test.sh checks), and every error path (API, readers, CLI) is in the set.
 #   tsan        clang with ThreadSanitizer and LLVM's libomp with its TSan support (libarcher),
 #               after a self-check that the setup sees a planted race between OpenMP threads:
 #               the concurrency, threading and determinism tests on 2 OpenMP threads.
@@ -83,7 +85,7 @@ asan_ubsan() {
     # allocator_may_return_null: a failed allocation returns null / throws std::bad_alloc as it
     # does without ASan (the out-of-memory paths are under test), instead of ASan aborting.
     ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE "$SWEEPS|rlimit|install"
+        ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE "$SWEEPS|rlimit|install|cap_between"
 }
 
 tsan() {
