@@ -24,8 +24,11 @@ class bf16dot_kernel final : public kernel {
             const data_layout &l = fwd ? p.src : p.dst;
             const dim_t cg = fwd ? p.icg : p.ocg;
             const bool in_place = p.dt == data_type::bf16 && l.c == 1 && cg % 2 == 0;
-            s += std::string("K=channel pairs from ") +
-                 (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
+            if (fwd && direct_flattens_w(p))
+                s += "K=kernel width x channel pairs from a copy padded along w; ";
+            else
+                s += std::string("K=channel pairs from ") +
+                     (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
         }
         return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
     }
@@ -41,7 +44,12 @@ class bf16dot_kernel final : public kernel {
 
 double bf16dot_scratch_bytes(const conv_problem &p, int nthr) {
     auto d = [](dim_t v) { return double(v); };
-    const double src = d(p.mb) * d(p.isp()) * d(p.g) * d(p.icg + 1);
+    // (The flattened forward's copy is padded along w: pads and windows' overhang.)
+    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    const double src_w =
+        flat ? std::max(d(p.i[2]) + d(p.pb[2]) + d(p.pe[2]), d(p.o[2] - 1) * d(p.s[2]) + d(p.k[2]))
+             : d(p.i[2]);
+    const double src = d(p.mb) * d(p.i[0]) * d(p.i[1]) * src_w * d(p.g) * d(p.icg + 1);
     const double dst = d(p.mb) * d(p.osp()) * d(p.g) * d(p.ocg + 1);
     const double wei = d(p.g) * d(p.ksp()) * (d(p.icg) + 16) * (d(p.ocg) + 16);
     if (p.dir != conv_direction::bwd_weights)  // bf16 copy of A, f32 copy of C, packed weights
@@ -72,11 +80,13 @@ std::string bf16dot_why_not(const conv_problem &p) {
     // fwd and bwd_data reduce over the channels of a group in pairs: with 1-5 of them, 1-3
     // pairs per broadcast leave the kernel bound by its gather, and the f32 kernels (a
     // few-channel path, on converted data) were faster on Zen 4: 3 channels 1.2-1.5x (ResNet-50's
-    // stem, 4x4 s2), 5 channels 1.3-1.7x, 6 and 8 channels slower.
+    // stem, 4x4 s2), 5 channels 1.3-1.7x, 6 and 8 channels slower. The forward that flattens
+    // the kernel width into K (direct_flattens_w) has KW times as many pairs per broadcast.
     const dim_t reduced = p.dir == conv_direction::fwd ? p.icg : p.ocg;
-    if (p.dir != conv_direction::bwd_weights && reduced < min_reduced_channels)
-        return "fwd/bwd_data with " + std::to_string(reduced) +
-               " reduced channels per group (< " + std::to_string(min_reduced_channels) +
+    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    if (p.dir != conv_direction::bwd_weights && !flat && reduced < min_reduced_channels)
+        return "fwd/bwd_data with " + std::to_string(reduced) + " reduced channels per group (< " +
+               std::to_string(min_reduced_channels) +
                "): too few channel pairs per broadcast, the f32 kernels are faster";
     return {};
 }

@@ -1,9 +1,10 @@
 // The direct convolution on vdpbf16ps (row direct_bf16dot:avx512_bf16) on the edges its
 // packing has: odd channel counts (a zero channel pads the last pair; with groups, pairs must
-// not cross a group), bf16 NXC used in place, odd dst widths in bwd_weights (the last pixel is
-// paired with a zero), strides (src transposed per w phase), dilation, pads so large that taps
-// fall wholly in the padding, groups, 1-D/2-D/3-D, NCX, padded strides, 1-3 threads, f32 under
-// fpmath_mode bf16. Small-integer data: results equal the reference exactly.
+// not cross a group), few input channels (fwd flattens the kernel width into K), bf16 NXC used in
+// place, odd dst widths in bwd_weights (the last pixel is paired with a zero), strides (src
+// transposed per w phase), dilation, pads so large that taps fall wholly in the padding, groups,
+// 1-D/2-D/3-D, NCX, padded strides, 1-3 threads, f32 under fpmath_mode bf16. Small-integer data:
+// results equal the reference exactly.
 //
 // Then denormals: vdpbf16ps treats denormal inputs as zero and flushes denormal products and
 // sums (docs/semantics.md, "Low-precision dot products"), so the expected values below are
@@ -115,6 +116,35 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         set_axis(c, 2, 5, 3, 1, 1, 1, 1);
         add(c);
     }
+    {  // few input channels: fwd flattens the kernel width into K (direct_flattens_w), over a
+       // copy of src padded along w (its own zero columns and, for an odd count, channel):
+       // 1-7 channels, windows of up to 63 values, strides, pads wider than the kernel,
+       // the stem's shape, NCX and f32 under fpmath_mode bf16, 1-D and 3-D
+        for (dim_t icg : {1, 2, 3, 5, 7}) {
+            conv_case c = base(dir, 2);
+            c.icg = icg, c.ocg = icg == 3 ? 64 : 17, c.mb = 2;
+            const dim_t kw = icg == 7 ? 9 : icg == 3 ? 7 : 4;
+            set_axis(c, 1, 9, 3, icg % 2 ? 2 : 1, 1, 1, 0);
+            set_axis(c, 2, 13, kw, icg == 5 ? 3 : 2, 1, icg == 3 ? 3 : 1, icg == 3 ? 2 : 0);
+            c.ncx = icg == 5;
+            add(c);
+        }
+        conv_case c = base(dir, 2);
+        c.icg = 3, c.ocg = 20, c.dt = data_type::f32, c.math = data_type::bf16;
+        set_axis(c, 1, 5, 2, 1, 1, 0, 1);
+        set_axis(c, 2, 4, 3, 1, 1, 5, 4);  // windows wholly in the padding
+        add(c);
+        conv_case d = base(dir, 1);
+        d.icg = 2, d.ocg = 33;
+        set_axis(d, 2, 40, 16, 4, 1, 6, 6);
+        add(d);
+        conv_case e = base(dir, 3);
+        e.icg = 3, e.ocg = 16, e.ncx = true;
+        set_axis(e, 0, 4, 3, 2, 1, 1, 1);
+        set_axis(e, 1, 5, 3, 1, 1, 1, 1);
+        set_axis(e, 2, 6, 3, 1, 1, 1, 1);
+        add(e);
+    }
     {  // f32 under fpmath_mode bf16, both layouts
         conv_case c = base(dir, 2);
         c.icg = 9, c.ocg = 20, c.dt = data_type::f32, c.math = data_type::bf16;
@@ -179,21 +209,24 @@ INSTANTIATE_TEST_SUITE_P(Directions, Bf16Dot,
 
 // Where vdpbf16ps is fast, dispatch still leaves fwd and bwd_data with fewer than 6 reduced
 // channels per group to the f32 kernels (too few pairs per broadcast), but not bwd_weights,
-// whose K is the pixel axis, nor 6 channels. Where it is slow, the CPU is the reason.
+// whose K is the pixel axis, nor 6 channels, nor the forward that flattens the kernel width
+// into K (undilated along w, a kernel wider than 1). Where it is slow, the CPU is the reason.
 TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
-    auto why = [](conv_direction dir, dim_t icg, dim_t ocg) {
+    auto why = [](conv_direction dir, dim_t icg, dim_t ocg, dim_t kw = 3, dim_t dlw = 1) {
         conv_case c = base(dir, 2);
         c.mb = 2, c.icg = icg, c.ocg = ocg;
-        set_axis(c, 0, 20, 3, 1, 1, 1, 1);
         set_axis(c, 1, 20, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 20, kw, 1, dlw, 1, 1);
         return bf16dot_why_not(make_problem(c));
     };
     if (!fast_bf16_dot()) {
         EXPECT_EQ(why(conv_direction::fwd, 64, 64), fast_bf16_dot_reason());
         GTEST_SKIP() << "vdpbf16ps is not fast here: " << fast_bf16_dot_reason();
     }
-    EXPECT_NE(why(conv_direction::fwd, 3, 64).find("reduced channels"), std::string::npos);
-    EXPECT_NE(why(conv_direction::fwd, 5, 64).find("reduced channels"), std::string::npos);
+    EXPECT_EQ(why(conv_direction::fwd, 3, 64), "");  // flattened: K = 3 x 2 pairs
+    EXPECT_EQ(why(conv_direction::fwd, 5, 64), "");
+    EXPECT_NE(why(conv_direction::fwd, 3, 64, 1).find("reduced channels"), std::string::npos);
+    EXPECT_NE(why(conv_direction::fwd, 5, 64, 3, 2).find("reduced channels"), std::string::npos);
     EXPECT_NE(why(conv_direction::bwd_data, 64, 3).find("reduced channels"), std::string::npos);
     EXPECT_EQ(why(conv_direction::fwd, 6, 64), "");
     EXPECT_EQ(why(conv_direction::bwd_data, 3, 64), "");  // reduces over the 64 output channels
@@ -214,8 +247,7 @@ TEST(Bf16DotDispatch, GemmWeighsItselfAgainstTheBf16DirectKernel) {
     EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
                  "direct_bf16dot:avx512_bf16");
     c.dt = c.math = data_type::f16;
-    EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
-                 "gemm:avx512");
+    EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name, "gemm:avx512");
 }
 
 // A bf16 output with contiguous channels (fwd's dst, bwd_data's diff_src) whose rows fill

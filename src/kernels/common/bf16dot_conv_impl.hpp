@@ -29,12 +29,15 @@ static inline bf16_t bf16_at(data_type dt, const void *base, dim_t off) {
 // The reduced-side data tensor of fwd/bwd_data as bf16 channel pairs.
 struct pairs_operand {
     scratch copy;
-    tview<bf16_t> v;
-    dim_t chan;  // elements from one group's channels to the next (even)
+    tview<bf16_t> v{};
+    dim_t chan = 0;  // elements from one group's channels to the next (even)
+    // (Not `used`: an empty operand, for the flattened forward, which reads its own copy.)
     pairs_operand(const conv_problem &p, int nthr, const void *user, const data_layout &l, dim_t cg,
-                  const dim_t *sp)
-        : copy(in_place(p, l, cg) ? 0
-                                  : div_up(p.mb * sp[0] * sp[1] * sp[2] * p.g * (cg + cg % 2), 2)) {
+                  const dim_t *sp, bool used = true)
+        : copy(!used || in_place(p, l, cg)
+                   ? 0
+                   : div_up(p.mb * sp[0] * sp[1] * sp[2] * p.g * (cg + cg % 2), 2)) {
+        if (!used) return;
         if (in_place(p, l, cg)) {
             v = user_view<bf16_t>(user, l);
             chan = cg;
@@ -93,6 +96,83 @@ static void pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
     });
 }
 
+// The forward with few input channels (direct_flattens_w: the first layer of a network, 3
+// channels) reduces the kernel width and the channels together, K = KW x Kp with Kp the channels
+// rounded up to a pair: one tap per (kd, kh), whose window of KW columns is Kp * KW consecutive
+// bf16 of a copy of src [n][d][h][wpad][Kp], padded along w with zero columns (column x is
+// iw = x - pb) and with a zero channel when the count is odd. 3 channels go as 2 pairs, a third
+// more products than f32, at twice its rate; by channel pairs alone each broadcast had 2 pairs
+// to multiply, and the kernel lost to the f32 one.
+static dim_t flat_padded_w(const conv_problem &p) {  // (as the f32 kernel's run_fwd)
+    return imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
+}
+struct flat_pairs_operand {
+    scratch copy;
+    tview<bf16_t> v{};
+    dim_t chan;  // Kp
+    // (Not `used`: an empty operand, for the forward by channel pairs.)
+    flat_pairs_operand(const conv_problem &p, int nthr, const void *user, bool used)
+        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p) * (p.icg + p.icg % 2), 2)
+                    : 0),
+          chan(p.icg + p.icg % 2) {
+        if (!used) return;
+        const data_layout &l = p.src;
+        const dim_t wpad = flat_padded_w(p), C = p.icg, Kp = chan, row = wpad * Kp;
+        bf16_t *out = reinterpret_cast<bf16_t *>(copy.p);
+        v = {out, p.i[0] * p.i[1] * row, p.i[1] * row, row, Kp};
+        const dim_t rows = p.mb * p.i[0] * p.i[1];
+        const bool contiguous_bf16 = p.dt == data_type::bf16 && l.c == 1;
+        parallel(nthr, [&](int ithr, int nt) {
+            dim_t s, e;
+            split(rows, nt, ithr, s, e);
+            for (dim_t r = s; r < e; ++r) {
+                const dim_t h = r % p.i[1], d = (r / p.i[1]) % p.i[0], n = r / (p.i[1] * p.i[0]);
+                const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+                bf16_t *o = out + r * row;
+                // Zero columns left and right of the image (padding, and windows' overhang).
+                std::memset(o, 0, size_t(p.pb[2] * Kp) * sizeof(bf16_t));
+                const dim_t right = (p.pb[2] + p.i[2]) * Kp;
+                std::memset(o + right, 0, size_t(row - right) * sizeof(bf16_t));
+                bf16_t *px = o + p.pb[2] * Kp;
+                if (contiguous_bf16) {
+                    const bf16_t *in = static_cast<const bf16_t *>(user) + base;
+                    // (A loop, not memcpy: 1-7 channels, where the call cost as much as the
+                    // rest of the copy.)
+                    for (dim_t w = 0; w < p.i[2]; ++w, px += Kp) {
+                        for (dim_t c = 0; c < C; ++c) px[c] = in[w * l.sp[2] + c];
+                        if (C % 2) px[C] = 0;
+                    }
+                } else {
+                    for (dim_t w = 0; w < p.i[2]; ++w, px += Kp) {
+                        for (dim_t c = 0; c < C; ++c)
+                            px[c] = bf16_at(p.dt, user, base + w * l.sp[2] + c * l.c);
+                        if (C % 2) px[C] = 0;
+                    }
+                }
+            }
+        });
+    }
+};
+
+// Weights of the flattened forward as VNNI pairs [kd][kh][KW * Kp / 2][ldn][2]: row
+// kw * Kp + c, zero for the odd count's padding channel (each kw's channels are packed as an
+// odd K, paired with zeros).
+static void pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *user, dim_t ldn,
+                                   bf16_t *out) {
+    const weights_layout &l = p.wei;
+    const dim_t Kp = p.icg + p.icg % 2, taps = p.k[0] * p.k[1];
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(taps * p.k[2], nt, ithr, s, e);
+        for (dim_t tw = s; tw < e; ++tw) {
+            const dim_t kw = tw % p.k[2], kh = (tw / p.k[2]) % p.k[1], kd = tw / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            const matrix_view v{const_cast<void *>(user), p.dt, toff, l.ic, l.oc};
+            pack_bf16_pairs(v, p.icg, p.ocg, ldn, out + (tw / p.k[2] * p.k[2] + kw) * Kp * ldn);
+        }
+    });
+}
+
 // CE: the element type of the gather's C, as in the f32 kernel's run_fwd: float (dst in place
 // when f32, else its f32 copy, stored after), or the bits of a bf16/f16 dst with contiguous
 // channels rounded in place by the microkernel (plan.out_rounded_in_kernel).
@@ -101,43 +181,59 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i);
+    const bool flat = direct_flattens_w(p);  // (direct_plan.hpp)
+    // src as channel pairs, or as the flattened windows' padded copy (one of the two is empty).
+    const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i, !flat);
+    const flat_pairs_operand src_flat(p, nthr, args.src, flat);
     const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst, p.oc(),
                               p.o, false);
     const dim_t Kp = p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
-    scratch wp(div_up(p.g * p.ksp() * vnni_pairs_size(p.icg, ldn), 2));
-    pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
+    const dim_t K = flat ? p.k[2] * Kp : Kp, ksp = flat ? p.k[0] * p.k[1] : p.ksp();
+    scratch wp(div_up(p.g * ksp * vnni_pairs_size(K, ldn), 2));
+    if (flat)
+        pack_flat_weight_pairs(p, nthr, args.wei, ldn, reinterpret_cast<bf16_t *>(wp.p));
+    else
+        pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
-    const dim_t nzeros = gather_zeros_len(p.g, src.chan, Kp);  // (bf16 elements, in floats)
+    const dim_t a_chan = flat ? src_flat.chan : src.chan;
+    const dim_t nzeros = gather_zeros_len(p.g, a_chan, K);  // (bf16 elements, in floats)
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
     scratch taps_mem(4 * 2 * p.ksp());
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
     int ntaps = 0;
     for (dim_t kd = 0; kd < p.k[0]; ++kd)
-        for (dim_t kh = 0; kh < p.k[1]; ++kh)
+        for (dim_t kh = 0; kh < p.k[1]; ++kh) {
+            if (flat) {  // one tap per (kd, kh); the window starts at padded column ow * s
+                if (tap_reads_input(p, 0, kd) && tap_reads_input(p, 1, kh))
+                    taps[ntaps++] = {{kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], 0},
+                                     kd * p.k[1] + kh};
+                continue;
+            }
             for (dim_t kw = 0; kw < p.k[2]; ++kw)
                 if (tap_is_read(p, (kd * p.k[1] + kh) * p.k[2] + kw))
                     taps[ntaps++] = {
                         {kd * p.dl[0] - p.pb[0], kh * p.dl[1] - p.pb[1], kw * p.dl[2] - p.pb[2]},
                         (kd * p.k[1] + kh) * p.k[2] + kw};
+        }
     gather_job<bf16_t, CE> j{};
     j.pl = &pl;
     if constexpr (rounded_in_kernel)
         j.cv = user_view<uint16_t>(args.out, p.dst);
     else
         j.cv = dst_op.v;
-    j.av = src.v;
+    j.av = flat ? src_flat.v : src.v;
     j.c_chan = p.ocg;
-    j.a_chan = src.chan;
+    j.a_chan = a_chan;
     for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x], 0};
+    if (flat) j.ax[2].a_size = flat_padded_w(p);
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = reinterpret_cast<const bf16_t *>(wp.p);
     j.ldn = ldn;
-    j.ksp = p.ksp();
-    j.K = Kp;
+    j.ksp = ksp;
+    j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
     gather_parallel(&j, 1);
