@@ -22,7 +22,7 @@ static inline nblock block_of(dim_t N, dim_t blk, dim_t b) {
 // shared zero row instead of being special-cased.
 
 // Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
-// a_base + a_mul*t + a_off[tap], valid in [0, a_size).
+// a_base + a_mul*t + a_off[tap], valid in [0, a_size); a_mul >= 1 (gather_run relies on it).
 struct gather_axis {
     dim_t T, c_base, c_mul, a_mul, a_size;
     dim_t a_base = 0;
@@ -189,23 +189,28 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
             cur[2] = (q0 / T2) % T1;
             cur[1] = (q0 / (T2 * T1)) % T0;
             cur[0] = q0 / (T2 * T1 * T0);
-            // All rows on one line (same image, d and h): rows after the first step along w
-            // only, and a tap's d and h are checked once. With few channels (a short K) the
-            // tables cost as much as the products.
-            const bool one_line = cur[3] + m <= T2;
+            // The tile's rows by line (same image, d and h): segments [seg[i], seg[i + 1]).
+            // A row after the first of its line steps from the previous one along w only,
+            // and a tap's d and h are checked once per line. With few channels (a short K)
+            // the tables cost as much as the products; tiles crossing a line end (17-pixel
+            // rows under 14-row tiles: FCN's x2 ConvTranspose) had every row and tap checked
+            // on all three axes, a third of the kernel's time.
+            int seg[max_rows + 1], nseg = 0;
             for (int r = 0; r < m; ++r) {
-                if (one_line && r > 0) {  // (steps of rows that exist: no overflow)
+                if (r > 0 && cur[3] != 0) {  // (the line of row r - 1)
                     C[r] = C[r - 1] + ax2.c_mul * j.cv.w;
                     rx[r][2] = rx[r - 1][2] + ax2.a_mul;
-                    continue;
+                } else {
+                    seg[nseg++] = r;
+                    C[r] = j.cv.at(cur[0], ax0.c_base + ax0.c_mul * cur[1],
+                                   ax1.c_base + ax1.c_mul * cur[2],
+                                   ax2.c_base + ax2.c_mul * cur[3]) +
+                           g * j.c_chan + nb0.c0;
+                    rx[r][0] = ax0.a_base + ax0.a_mul * cur[1];
+                    rx[r][1] = ax1.a_base + ax1.a_mul * cur[2];
+                    rx[r][2] = ax2.a_base + ax2.a_mul * cur[3];
+                    rbase[r] = av.p + cur[0] * av.n + g * j.a_chan;
                 }
-                C[r] = j.cv.at(cur[0], ax0.c_base + ax0.c_mul * cur[1],
-                               ax1.c_base + ax1.c_mul * cur[2], ax2.c_base + ax2.c_mul * cur[3]) +
-                       g * j.c_chan + nb0.c0;
-                rx[r][0] = ax0.a_base + ax0.a_mul * cur[1];
-                rx[r][1] = ax1.a_base + ax1.a_mul * cur[2];
-                rx[r][2] = ax2.a_base + ax2.a_mul * cur[3];
-                rbase[r] = av.p + cur[0] * av.n + g * j.a_chan;
                 if (++cur[3] == T2) {
                     cur[3] = 0;
                     if (++cur[2] == T1) {
@@ -214,35 +219,31 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                     }
                 }
             }
+            seg[nseg] = m;
             int nbat = 0;
             for (int t = 0; t < ntaps; ++t) {
                 const gather_tap &tp = taps[t];
                 // Rows of one slot are m apart: the microkernel reads A[b*M + row].
                 const E **Ar = tb.A + ti * ntaps * mt + nbat * m;
                 bool any = false;
-                if (one_line) {
-                    const dim_t x0 = rx[0][0] + tp.a_off[0], x1 = rx[0][1] + tp.a_off[1];
+                for (int sg = 0; sg < nseg; ++sg) {
+                    const int r0 = seg[sg], r1 = seg[sg + 1];
+                    const dim_t x0 = rx[r0][0] + tp.a_off[0], x1 = rx[r0][1] + tp.a_off[1];
+                    // Unsigned compares: a negative coordinate is out of range too.
                     if (uint64_t(x0) >= uint64_t(ax0.a_size) ||
-                        uint64_t(x1) >= uint64_t(ax1.a_size))
-                        continue;  // the line's d or h is in the padding for this tap
-                    const E *line = rbase[0] + x0 * av.d + x1 * av.h;
-                    for (int r = 0; r < m; ++r) {
+                        uint64_t(x1) >= uint64_t(ax1.a_size)) {
+                        for (int r = r0; r < r1; ++r) Ar[r] = zeros;  // d or h in the padding
+                        continue;
+                    }
+                    const E *line = rbase[r0] + x0 * av.d + x1 * av.h;
+                    for (int r = r0; r < r1; ++r) {
                         const dim_t x2 = rx[r][2] + tp.a_off[2];
-                        const bool ok = uint64_t(x2) < uint64_t(ax2.a_size);
-                        Ar[r] = ok ? line + x2 * av.w : zeros;
-                        any |= ok;
+                        Ar[r] = uint64_t(x2) < uint64_t(ax2.a_size) ? line + x2 * av.w : zeros;
                     }
-                } else {
-                    for (int r = 0; r < m; ++r) {
-                        const dim_t x0 = rx[r][0] + tp.a_off[0], x1 = rx[r][1] + tp.a_off[1],
-                                    x2 = rx[r][2] + tp.a_off[2];
-                        // Unsigned compares: a negative coordinate is out of range too.
-                        const bool ok = uint64_t(x0) < uint64_t(ax0.a_size) &&
-                                        uint64_t(x1) < uint64_t(ax1.a_size) &&
-                                        uint64_t(x2) < uint64_t(ax2.a_size);
-                        Ar[r] = ok ? rbase[r] + x0 * av.d + x1 * av.h + x2 * av.w : zeros;
-                        any |= ok;
-                    }
+                    // Along a line x2 grows with r (a_mul >= 1): some row reads inside A unless
+                    // the first is past its end or the last before its start. (Or-ed per row, the
+                    // flag went through the stack.)
+                    any |= rx[r0][2] + tp.a_off[2] < ax2.a_size && rx[r1 - 1][2] + tp.a_off[2] >= 0;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
                 tb.B[ti * ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
