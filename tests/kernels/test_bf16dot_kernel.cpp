@@ -2,9 +2,9 @@
 // packing has: odd channel counts (a zero channel pads the last pair; with groups, pairs must
 // not cross a group), few input channels (fwd flattens the kernel width into K), bf16 NXC used in
 // place, odd dst widths in bwd_weights (the last pixel is paired with a zero), strides (src
-// transposed per w phase), dilation, pads so large that taps fall wholly in the padding, groups,
-// 1-D/2-D/3-D, NCX, padded strides, 1-3 threads, f32 under fpmath_mode bf16. Small-integer data:
-// results equal the reference exactly.
+// transposed per w phase, only the rows and phases read), rows in several chunks, dilation, pads so
+// large that taps fall wholly in the padding, groups, 1-D/2-D/3-D, NCX, padded strides, 1-3
+// threads, f32 under fpmath_mode bf16. Small-integer data: results equal the reference exactly.
 //
 // Then denormals: vdpbf16ps treats denormal inputs as zero and flushes denormal products and
 // sums (docs/semantics.md, "Low-precision dot products"), so the expected values below are
@@ -78,6 +78,31 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
             set_axis(c, 2, 37, 3, s, 1, 1, 1);
             add(c);
         }
+    }
+    {  // kernels smaller than their strides: bwd_weights transposes only the src rows and w
+       // phases some tap reads (1x1 stride 2: every other row, one phase in two; a 3-D kernel
+       // of 1 x 1 x 2 with strides 3: rows of one d in three, phases 0 and 2 of 3), odd widths
+        conv_case c = base(dir, 2);
+        c.icg = 5, c.ocg = 18, c.mb = 2;
+        set_axis(c, 1, 9, 1, 2);
+        set_axis(c, 2, 11, 1, 2);
+        add(c);
+        c.ncx = true;
+        add(c);
+        conv_case d = base(dir, 3);
+        d.icg = 4, d.ocg = 9;
+        set_axis(d, 0, 7, 1, 3);
+        set_axis(d, 1, 4, 1, 1);
+        set_axis(d, 2, 13, 2, 3, 2, 1, 0);
+        add(d);
+    }
+    {  // more rows than one chunk (rows_per_chunk about 22 with a 1 MB L2): a thread packs its
+       // rows a chunk at a time, and a 3x3 kernel's chunks share src rows at their ends
+        conv_case c = base(dir, 2);
+        c.icg = 32, c.ocg = 48, c.mb = 2;
+        set_axis(c, 1, 24, 3, 1, 1, 1, 1);
+        set_axis(c, 2, 37, 3, 1, 1, 1, 1);
+        add(c);
     }
     {  // pads larger than the kernel: whole taps in the padding
         conv_case c = base(dir, 2);

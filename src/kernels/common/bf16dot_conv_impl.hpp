@@ -15,8 +15,9 @@
 //     (w phase = iw mod stride, column = iw div stride plus a zero left margin), so the pixels
 //     one tap reads along a dst row are consecutive and a pixel pair is one 32-bit broadcast;
 //     margins are zero, so every tap reduces the whole dst row, pairs aligned at ow = 0.
-//     diff_dst is packed once as VNNI pixel pairs [row][g][ow/2][oc][2] (odd widths end with a
-//     zero pixel).
+//     diff_dst is packed as VNNI pixel pairs [row][g][ow/2][oc][2] (odd widths end with a zero
+//     pixel). Both are packed by each thread a chunk of its rows at a time, just before the
+//     chunk's products, and only the src rows and phases some tap reads.
 
 using bf16_t = uint16_t;
 
@@ -276,8 +277,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
     // One gather per stride phase (schedule/gather.hpp), as in the f32 kernel.
-    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t, CE>) / sizeof(float) + 1) *
-                     stride_phases(p));
+    scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t, CE>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<bf16_t, CE> *jobs = reinterpret_cast<gather_job<bf16_t, CE> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     gather_parallel(jobs, nphases);
@@ -302,46 +302,74 @@ static pixel_pairs_geometry pixel_pairs_of(const conv_problem &p) {
     return q;
 }
 
+// Which src rows and w phases any tap reads: a strided 1x1 kernel reads every other row and one
+// phase in two, so only a quarter of src is transposed (ResNet-50's stride-2 projection spent
+// as long transposing all of it, and zeroing the copy, as on its products).
+struct src_reads {
+    std::vector<char> d, h, phase;
+    src_reads(const conv_problem &p, dim_t s)
+        : d(size_t(p.i[0])), h(size_t(p.i[1])), phase(size_t(s)) {
+        for (int x = 0; x < 2; ++x) {
+            std::vector<char> &v = x == 0 ? d : h;
+            for (dim_t o = 0; o < p.o[x]; ++o)
+                for (dim_t k = 0; k < p.k[x]; ++k) {
+                    const dim_t i = o * p.s[x] + k * p.dl[x] - p.pb[x];
+                    if (i >= 0 && i < p.i[x]) v[size_t(i)] = 1;
+                }
+        }
+        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+            dim_t lo, hi;
+            const dim_t off = tap_w_range(p, kw, lo, hi);
+            if (lo < hi) phase[size_t(off - floor_div(off, s) * s)] = 1;
+        }
+    }
+    bool row(const conv_problem &p, dim_t r) const {
+        return h[size_t(r % p.i[1])] && d[size_t((r / p.i[1]) % p.i[0])];
+    }
+};
+
+// src row r transposed into o (see the top of this file): the phases some tap reads, zero
+// margins; the columns of unread phases are left as they are.
+static void transpose_src_row(const conv_problem &p, const pixel_pairs_geometry &q,
+                              const src_reads &reads, const void *src, dim_t r, bf16_t *o) {
+    const dim_t G = p.g, icg = p.icg;
+    const dim_t ih = r % p.i[1], id = (r / p.i[1]) % p.i[0], n = r / (p.i[1] * p.i[0]);
+    const data_layout &l = p.src;
+    const dim_t base = n * l.n + id * l.sp[0] + ih * l.sp[1];
+    for (dim_t ph = 0; ph < q.s; ++ph) {
+        if (!reads.phase[size_t(ph)]) continue;
+        // Pixels iw = ph + s * j go to columns L + j.
+        const dim_t nj = ph < p.i[2] ? imin(div_up(p.i[2] - ph, q.s), q.cols - q.L) : 0;
+        for (dim_t g = 0; g < G; ++g) {
+            bf16_t *blk = o + (g * q.s + ph) * icg * q.cols;
+            for (dim_t c = 0; c < icg; ++c) {
+                bf16_t *line = blk + c * q.cols;
+                // (Margins of a few columns: a call to memset for each cost more.)
+                for (dim_t x = 0; x < q.L; ++x) line[x] = 0;
+                for (dim_t x = q.L + nj; x < q.cols; ++x) line[x] = 0;
+            }
+            if (nj == 0) continue;
+            if (p.dt == data_type::bf16 && l.c == 1) {  // a block at a time
+                transpose_u16(static_cast<const bf16_t *>(src) + base + ph * l.sp[2] + g * icg,
+                              q.s * l.sp[2], nj, icg, blk + q.L, q.cols);
+                continue;
+            }
+            for (dim_t j = 0; j < nj; ++j)
+                for (dim_t c = 0; c < icg; ++c)
+                    blk[c * q.cols + q.L + j] =
+                        bf16_at(p.dt, src, base + (ph + j * q.s) * l.sp[2] + (g * icg + c) * l.c);
+        }
+    }
+}
+
 static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const pixel_pairs_geometry q = pixel_pairs_of(p);
     const dim_t G = p.g, icg = p.icg, ocg = p.ocg, ksp = p.ksp();
-    const dim_t src_rows = p.mb * p.i[0] * p.i[1], rows = p.mb * p.o[0] * p.o[1];
+    const dim_t rows = p.mb * p.o[0] * p.o[1];
     const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * q.Ke * ocg;
-    scratch st(div_up(src_rows * srow_elems, 2));
-    bf16_t *srcT = reinterpret_cast<bf16_t *>(st.p);
-    parallel(nthr, [&](int ithr, int nt) {
-        dim_t s, e;
-        split(src_rows, nt, ithr, s, e);
-        const data_layout &l = p.src;
-        for (dim_t r = s; r < e; ++r) {
-            const dim_t ih = r % p.i[1], id = (r / p.i[1]) % p.i[0], n = r / (p.i[1] * p.i[0]);
-            bf16_t *o = srcT + r * srow_elems;
-            std::memset(o, 0, size_t(srow_elems) * sizeof(bf16_t));
-            const dim_t base = n * l.n + id * l.sp[0] + ih * l.sp[1];
-            if (p.dt == data_type::bf16 && l.c == 1) {
-                // Each group and stride phase: its pixels iw = ph + s * j (columns L + j) by the
-                // group's channels, transposed a block at a time.
-                const bf16_t *row = static_cast<const bf16_t *>(args.src) + base;
-                for (dim_t ph = 0; ph < imin(q.s, p.i[2]); ++ph) {
-                    const dim_t nj = imin(div_up(p.i[2] - ph, q.s), q.cols - q.L);
-                    for (dim_t g = 0; g < G; ++g)
-                        transpose_u16(row + ph * l.sp[2] + g * icg, q.s * l.sp[2], nj, icg,
-                                      o + (g * q.s + ph) * icg * q.cols + q.L, q.cols);
-                }
-                continue;
-            }
-            for (dim_t iw = 0; iw < p.i[2]; ++iw) {
-                const dim_t col = q.L + iw / q.s, ph = iw % q.s;
-                if (col >= q.cols) continue;  // no tap reads it
-                for (dim_t g = 0; g < G; ++g)
-                    for (dim_t c = 0; c < icg; ++c)
-                        o[((g * q.s + ph) * icg + c) * q.cols + col] =
-                            bf16_at(p.dt, args.src, base + iw * l.sp[2] + (g * icg + c) * l.c);
-            }
-        }
-    });
+    const src_reads reads(p, q.s);
     // diff_dst rows [r0, r1) into out: per group, the row's pixels (K) by the group's channels
     // (N) as VNNI pairs, an odd width's last pixel paired with zero (the packer's odd K).
     // Packed by each thread per chunk of its rows, just before the chunk's products, so the
@@ -354,9 +382,9 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
             const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1];
             bf16_t *o = out + (r - r0) * drow_elems;
             for (dim_t g = 0; g < G; ++g)
-                pack_bf16_pairs({const_cast<void *>(args.dst), p.dt, base + g * ocg * m.c,
-                                 m.sp[2], m.c},
-                                p.o[2], ocg, ocg, o + g * q.Ke * ocg);
+                pack_bf16_pairs(
+                    {const_cast<void *>(args.dst), p.dt, base + g * ocg * m.c, m.sp[2], m.c},
+                    p.o[2], ocg, ocg, o + g * q.Ke * ocg);
         }
     };
 
@@ -374,6 +402,21 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
+        // The src rows [a, b) a chunk's taps read, transposed just before its products (as its
+        // diff_dst rows are packed), so they too are read back from L2. (Transposed whole
+        // beforehand, ResNet-50's res2 1x1 wrote 6 MB that it read back from memory.) Row r is
+        // in slot r mod `span`, the most rows a chunk spans: the rows a chunk shares with the
+        // previous one (a 3x3 kernel's two, the stem's 7x7 stride 2 five) stay in place and are
+        // not transposed again; held[slot] says which row a slot holds.
+        dim_t span = 1;
+        for (dim_t c = r0; c < r1; c += chunk) {
+            dim_t a0, b0;
+            src_rows_of(p, c, imin(c + chunk, r1), a0, b0);
+            span = imax(span, b0 - a0);
+        }
+        scratch st(div_up(span * srow_elems, 2));
+        bf16_t *const srcT = reinterpret_cast<bf16_t *>(st.p);
+        std::vector<dim_t> held(static_cast<size_t>(span), -1);
         // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2]; the chunk's
         // packed diff_dst rows.
         scratch ptrs(2 * (3 * nptr + 2 * nptr * max_rows + max_rows) + div_up(nptr * icg * 2, 2));
@@ -400,6 +443,14 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         al.K = 2;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
+            dim_t a0, b0;
+            src_rows_of(p, c, ce, a0, b0);
+            for (dim_t r = a0; r < b0; ++r) {
+                dim_t &h = held[size_t(r % span)];
+                if (h == r || !reads.row(p, r)) continue;
+                transpose_src_row(p, q, reads, args.src, r, srcT + (r % span) * srow_elems);
+                h = r;
+            }
             pack_dst_rows(c, ce, dstP);
             for (dim_t g = 0; g < G; ++g)
                 for (dim_t t = 0; t < ksp; ++t) {
@@ -416,7 +467,8 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                         const tap_row tr = tap_row_of(p, row, kd, kh);
                         if (!tr.valid) continue;
                         const dim_t srow = tr.src_row(p);
-                        A[nbat] = srcT + srow * srow_elems + (g * q.s + ph) * icg * q.cols + col;
+                        A[nbat] =
+                            srcT + (srow % span) * srow_elems + (g * q.s + ph) * icg * q.cols + col;
                         B[nbat] = dstP + (row - c) * drow_elems + g * q.Ke * ocg;
                         Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2
                         if (odd)
