@@ -104,7 +104,7 @@ std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile
     const dim_t out_chan = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
     const bool fills_vectors = out_chan % t.vlen == 0 || out_chan >= 4 * t.vlen;
     return std::make_unique<bf16dot_kernel>(
-        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors), run);
+        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors, true), run);
 }
 
 }  // namespace convgrad::detail

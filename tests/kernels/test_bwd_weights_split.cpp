@@ -2,7 +2,8 @@
 // reduces every row of src and diff_dst into its blocks of the user's weights, in place (bf16 and
 // f16: through f32 sums of its own, rounded by the last chunk of rows that reaches each tap),
 // instead of reducing its rows into partial weights that are summed afterwards. On every ISA's
-// direct kernel, at 1-3 threads and whatever the chunk of rows, the weights must be
+// direct kernel (and, for bf16, the vdpbf16ps kernel, which sums into one f32 copy of the
+// weights and rounds it after), at 1-3 threads and whatever the chunk of rows, the weights must be
 //   - bit-identical to the rows split on one thread (real values: each weight sums the same rows
 //     in the same order, so a different order would show),
 //   - equal to the reference (small integers: the sums are exact),
@@ -32,6 +33,16 @@ void run_direct(const direct_plan &pl, const conv_args &args);
 namespace avx512_emu {
 void run_direct(const direct_plan &pl, const conv_args &args);
 }
+// The vdpbf16ps kernel (direct_bf16dot): native, emulated on AVX-512F, emulated in plain C++.
+namespace avx512_bf16 {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
+namespace avx512 {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
+namespace avx512_emu {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
 }  // namespace convgrad::detail
 
 namespace convgrad {
@@ -44,13 +55,21 @@ struct isa_unit {
     detail::cpu_isa isa;
     int vlen, nregs;
     void (*run)(const detail::direct_plan &, const detail::conv_args &);
+    bool bf16_only = false;  // the vdpbf16ps kernel: bf16 cases only
 };
 const isa_unit isa_units[] = {
     {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct},
     {"avx2", detail::cpu_isa::avx2, 8, 16, detail::avx2::run_direct},
     {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct},
     // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
-    {"avx512_emulated", detail::cpu_isa::avx2, 16, 32, detail::avx512_emu::run_direct}};
+    {"avx512_emulated", detail::cpu_isa::avx2, 16, 32, detail::avx512_emu::run_direct},
+    // (One copy of f32 sums for all threads, each summing its units; then rounded.)
+    {"direct_bf16dot", detail::cpu_isa::avx512_bf16, 16, 32, detail::avx512_bf16::run_bf16dot,
+     true},
+    {"direct_bf16dot emulated on AVX-512F", detail::cpu_isa::avx512, 16, 32,
+     detail::avx512::run_bf16dot, true},
+    {"direct_bf16dot emulated in C++", detail::cpu_isa::avx2, 16, 32,
+     detail::avx512_emu::run_bf16dot, true}};
 
 struct split_case {
     const char *what;
@@ -174,6 +193,7 @@ TEST(BwdWeightsSplit, BitIdenticalToOneThreadsRowsAndGapsUntouched) {
             continue;
         }
         for (const split_case &c : cases) {
+            if (u.bf16_only && c.dt != data_type::bf16) continue;
             prepared pr = prepare(c, false);
             ASSERT_EQ(pr.r.prob.wei.oc, 1) << c.what;  // the weights the split writes in place
             for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2)}) {
@@ -212,7 +232,7 @@ TEST(BwdWeightsSplit, EqualsTheReference) {
         testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
         const std::vector<double> want = ref.values();
         for (const isa_unit &u : isa_units) {
-            if (!detail::isa_available(u.isa)) continue;
+            if (!detail::isa_available(u.isa) || (u.bf16_only && c.dt != data_type::bf16)) continue;
             const std::vector<double> got = run_split(u, pr, true, 2, 1).values();
             for (size_t i = 0; i < got.size(); ++i)
                 ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " at " << i;

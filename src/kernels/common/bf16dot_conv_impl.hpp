@@ -389,7 +389,13 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     };
 
     const dim_t ldn = div_up(ocg, W) * W, part = G * ksp * icg * ldn;
-    scratch partials(nthr * part);
+    // Rows split (direct_plan::weights_split, as in the f32 schedule): each thread sums its
+    // rows into partial weights of its own, summed in thread order after. Weights split: each
+    // thread sums every row into its units (group, tap, block of output channels), in one copy
+    // of the weights, and the pass after only rounds it into the user's weights; each thread
+    // packs every row, but neither zeroes nor sums a copy of all the weights.
+    const int copies = pl.weights_split ? 1 : nthr;
+    scratch partials(copies * part);
     const dim_t blk = pl.max_nv, nblocks = div_up(ocg, blk * W), chunk = pl.rows_per_chunk;
     // An odd width's last pixel is paired with the zero pixel of diff_dst; its src partner
     // column may hold a real pixel (an infinity would give 0 * inf = NaN), so that last pair
@@ -397,14 +403,15 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     const dim_t Km = p.o[2] - p.o[2] % 2;
     const bool odd = p.o[2] % 2 != 0;
     parallel(nthr, [&](int ithr, int nt) {
-        float *Pp = partials.p + ithr * part;
+        float *Pp = partials.p + (pl.weights_split ? 0 : ithr * part);
+        const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
         // A (g, tap)'s sums start at zero in the first chunk that reaches it (the microkernel
         // stores them without loading); those no row of the thread reaches are zeroed at the
         // end. (Zeroing all of them first, DCGAN 512 -> 256's 8 MB per thread, and loading
         // them back took a fifth of its weight gradient's time.)
         std::vector<char> started(static_cast<size_t>(G * ksp), 0);
-        dim_t r0, r1;
-        split(rows, nt, ithr, r0, r1);
+        dim_t r0 = 0, r1 = rows;
+        if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
         const dim_t nptr = imax(1, imin(chunk, r1 - r0));
         // The src rows [a, b) a chunk's taps read, transposed just before its products (as its
         // diff_dst rows are packed), so they too are read back from L2. (Transposed whole
@@ -460,10 +467,12 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 for (dim_t t = 0; t < ksp; ++t) {
                     const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
                                 kd = t / (p.k[2] * p.k[1]);
+                    const dim_t b0 = units[size_t(2 * (g * ksp + t))],
+                                b1 = units[size_t(2 * (g * ksp + t) + 1)];
                     // A tap that reaches no src pixel of a row contributes nothing.
                     dim_t lo, hi;
                     const dim_t off = tap_w_range(p, kw, lo, hi);
-                    if (lo >= hi) continue;
+                    if (lo >= hi || b0 >= b1) continue;
                     const dim_t ph = off - floor_div(off, q.s) * q.s,
                                 col = q.L + floor_div(off, q.s);
                     int nbat = 0;
@@ -491,7 +500,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                     al.init = st || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
                     st = 1;
                     int table_m = 0;
-                    for (dim_t b = 0; b < nblocks; ++b) {
+                    for (dim_t b = b0; b < b1; ++b) {
                         const nblock nb = block_of(ocg, blk, b);
                         const int mmax = pl.max_m[nb.nv];
                         a.b_off = al.b_off = nb.c0 * 2;
@@ -515,10 +524,15 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                     }
                 }
         }
-        for (dim_t u = 0; u < G * ksp; ++u)
-            if (!started[size_t(u)]) std::fill_n(Pp + u * icg * ldn, icg * ldn, 0.f);
+        for (dim_t u = 0; u < G * ksp; ++u) {
+            const dim_t c0 = units[size_t(2 * u)] * blk * W,
+                        c1 = imin(ldn, units[size_t(2 * u + 1)] * blk * W);
+            if (!started[size_t(u)] && c0 < c1)
+                for (dim_t r = 0; r < icg; ++r)
+                    std::fill_n(Pp + (u * icg + r) * ldn + c0, c1 - c0, 0.f);
+        }
     });
-    reduce_weight_partials(pl, partials.p, part, ldn, args.out);
+    reduce_weight_partials(pl, partials.p, part, ldn, args.out, copies);
 }
 
 void run_bf16dot(const direct_plan &pl, const conv_args &args) {

@@ -385,7 +385,7 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
         const weight_rows mine{partials.p + ithr * part, ldn, nullptr};
         bwd_weights_sums(pl, src, dst, mine, ithr, nt);
     });
-    reduce_weight_partials(pl, partials.p, part, ldn, args.out);
+    reduce_weight_partials(pl, partials.p, part, ldn, args.out, pl.nthr);
 }
 
 // --------------------------------------------------------------------------------- entry --

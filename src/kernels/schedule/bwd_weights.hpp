@@ -381,7 +381,7 @@ static bool weight_taps_contiguous(const conv_problem &p) {
 }
 
 static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *partials, dim_t part,
-                                           dim_t ldn, void *out) {
+                                           dim_t ldn, void *out, int copies) {
     const conv_problem &p = pl.p;
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), nob = div_up(p.ocg, W);
@@ -399,7 +399,7 @@ static void reduce_weight_partials_by_taps(const direct_plan &pl, const float *p
                 for (int j = 0; j < tn; ++j) {
                     const float *x = partials + ((g * ksp + t0 + j) * p.icg + icl) * ldn + oc0;
                     V sum = vt::zero();
-                    for (int q = 0; q < nt; ++q)
+                    for (int q = 0; q < copies; ++q)
                         sum = vt::add(sum, vt::load_mask(x + q * part, mk));
                     vt::store(tile + j * W, sum);
                 }
@@ -423,7 +423,7 @@ static inline dim_t partial_row_offset(const conv_problem &p, dim_t x) {
 // stored as one run. (Element by element, with a type switch per element, this pass took 4x
 // the products' time on a 402 -> 715 channel, 9-tap layer with one 31-pixel row.)
 static void reduce_weight_partials_by_channels(const direct_plan &pl, const float *partials,
-                                               dim_t part, dim_t ldn, void *out) {
+                                               dim_t part, dim_t ldn, void *out, int copies) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
     parallel(pl.nthr, [&](int ithr, int nt) {
@@ -436,7 +436,7 @@ static void reduce_weight_partials_by_channels(const direct_plan &pl, const floa
                 const int nn = int(imin(W, p.ocg - oc0));
                 const mask_t mk = vt::mask(nn);
                 V sum = vt::zero();
-                for (int q = 0; q < nt; ++q)
+                for (int q = 0; q < copies; ++q)
                     sum = vt::add(sum, vt::load_mask(partials + q * part + x * ldn + oc0, mk));
                 vt::store(sums, sum);
                 store_run(p.dt, out, base + oc0, sums, nn);
@@ -446,14 +446,16 @@ static void reduce_weight_partials_by_channels(const direct_plan &pl, const floa
 }
 
 // Sums the threads' partials in thread order into the user's weights (rounded once).
+// `copies`: how many partial weights there are, `part` floats apart (the threads' own, in thread
+// order; 1 when each thread summed its share of the weights into one copy).
 static void reduce_weight_partials(const direct_plan &pl, const float *partials, dim_t part,
-                                   dim_t ldn, void *out) {
+                                   dim_t ldn, void *out, int copies) {
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp();
     if (weight_taps_contiguous(p))
-        return reduce_weight_partials_by_taps(pl, partials, part, ldn, out);
+        return reduce_weight_partials_by_taps(pl, partials, part, ldn, out, copies);
     if (p.wei.oc == 1)  // XIO/XOI: the output channels contiguous, like the partials' rows
-        return reduce_weight_partials_by_channels(pl, partials, part, ldn, out);
+        return reduce_weight_partials_by_channels(pl, partials, part, ldn, out, copies);
     parallel(pl.nthr, [&](int ithr, int nt) {
         // Fixed-order reduction of the partial sums into the user's weights.
         const weights_layout &l = p.wei;
@@ -464,7 +466,7 @@ static void reduce_weight_partials(const direct_plan &pl, const float *partials,
             const dim_t base = partial_row_offset(p, x);
             for (dim_t ocl = 0; ocl < p.ocg; ++ocl) {
                 float sum = 0.f;
-                for (int q = 0; q < nt; ++q) sum += partials[q * part + x * ldn + ocl];
+                for (int q = 0; q < copies; ++q) sum += partials[q * part + x * ldn + ocl];
                 store_elem(p.dt, out, base + ocl * l.oc, sum);
             }
         }
