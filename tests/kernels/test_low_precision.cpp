@@ -155,11 +155,10 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
 // - by the microkernel: 2 channels reduced (sums of three with the bias: exact in f32), 37
 //   output channels (a tail on every vector width), stride 2 and a 1x1 kernel, so the data
 //   gradients have src pixels no tap reaches (written all the same: zero, or the bias alone);
-// - from the gather's f32 tiles: 320 channels x 2x2 taps reduced, 70 output channels, whose
-//   weights panel (320 x 4 taps x 64 lanes of f32, 320 KiB) exceeds the whole-K budget (an
-//   eighth of L2) while 16 channels of it fit L1, so K runs in chunks on AVX-512; and 160
-//   channels x 3x3 taps, in chunks on AVX2 (32 lanes; on AVX-512, 16 channels of 9 taps x 64
-//   lanes would not fit L1, and the gather keeps all of K in one chunk).
+// - from the gather's f32 tiles: 2100 channels reduced by a 1x1 kernel, 70 output channels,
+//   whose weights panel (2100 x 64 lanes of f32, 525 KiB) exceeds the whole-K budget (an eighth
+//   of L2) while chunks of 32 channels or more fit L1, so K runs in chunks; and 160 channels x
+//   3x3 taps, whose chunks would not fit L1, so the gather keeps all of K in one chunk.
 // And the grouped kernel's register tiles (`grouped_lanes`), rounded in place the same way: 37
 // groups of 2 channels (74 lanes: a tail on every vector width), stride 2, a 1x1 kernel. And
 // the GEMM kernel's C (no bias: a bias keeps its f32 block), 1x1 at stride 1: 2 channels
@@ -167,8 +166,8 @@ void check_rounded_output(const detail::impl_desc &row, testing::create_fn creat
 // in the f32 block, the last one's microkernel rounding into the user's tensor).
 TEST(LowPrecision, OptimizedKernelsRoundTheirOutputOnce) {
     const rounding_geometry in_ukernel{2, 37, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values};
-    const rounding_geometry k_chunks{320, 70, 2, 0, 1, {6, 7}, {5, 6}, fill_wide_integers};
-    const rounding_geometry k_chunks_3x3{160, 70, 3, 1, 1, {6, 7}, {6, 7}, fill_wide_integers};
+    const rounding_geometry k_chunks{2100, 70, 1, 0, 1, {6, 7}, {6, 7}, fill_wide_integers};
+    const rounding_geometry whole_k_3x3{160, 70, 3, 1, 1, {6, 7}, {6, 7}, fill_wide_integers};
     const rounding_geometry grouped{2, 2, 1, 0, 2, {7, 9}, {4, 5}, fill_rounding_values, 37};
     const rounding_geometry gemm_one_block{2, 37,   1, 0, 1, {7, 9}, {7, 9}, fill_rounding_values,
                                            1, false};
@@ -179,7 +178,7 @@ TEST(LowPrecision, OptimizedKernelsRoundTheirOutputOnce) {
     for (const detail::impl_desc &row : detail::kernel_inventory()) {
         const std::string name = row.name;
         std::vector<rounding_geometry> geometries;
-        if (name.rfind("direct_brgemm:", 0) == 0) geometries = {in_ukernel, k_chunks, k_chunks_3x3};
+        if (name.rfind("direct_brgemm:", 0) == 0) geometries = {in_ukernel, k_chunks, whole_k_3x3};
         if (name.rfind("grouped_lanes:", 0) == 0) geometries = {grouped};
         if (name.rfind("gemm:", 0) == 0) geometries = {gemm_one_block, gemm_k_blocks};
         if (geometries.empty()) continue;

@@ -439,16 +439,18 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
             if (ls < le) {
                 // K chunk: the taps x K x (block width) panel of weights within the plan's L1
                 // budget (all of K while the whole panel fits its L2 budget), a multiple of 16
-                // channels, so each chunk reads whole cache lines of A rows. All of K, too, when
-                // not even 16 channels of the panel fit L1 (f32, 9 taps of 64 channels: 36 KiB):
-                // chunks then keep nothing in L1, and each tile's A rows (channels 512 or 1024
-                // bytes apart at 128 channels, stride 1 or 2) were read one line per pixel, a
-                // pattern that falls into a few of L1's sets. Zen 4, f32, 2 threads: ResNet-50's
-                // stride-2 3x3 forward 15.4 -> 9.9 ms (chunks of 16 channels before).
+                // channels, so each chunk reads whole cache lines of f32 A rows. All of K, too,
+                // when fewer than 32 channels of the panel fit L1 (9 taps of 64 channels: f32 or
+                // bf16; 4 taps of 64 in f32): such chunks are short calls that reread C, and read
+                // each tile's A rows (pixels 512 or 1024 bytes apart at 128 channels) a line or
+                // half a line per pixel, into a few of L1's sets. Zen 4, 2 threads, 4 alternated
+                // runs, medians: ResNet-50's stride-2 3x3 forward 15.8 -> 10.3 ms in f32 and
+                // 7.2 -> 5.0 in bf16, its 3x3 layers 1.02-1.18x, DeepLab's ASPP 1.06-1.2x,
+                // DCGAN's ConvTranspose in f32 1.14x (chunks of 16 channels before).
                 const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, blk * W) * dim_t(sizeof(E));
                 const dim_t K = j.K;
                 const dim_t fit = pl.gather_panel / imax(row_bytes, 1) / 16 * 16;
-                const dim_t kc = K * row_bytes <= pl.gather_whole_k || fit < 16 ? imax(K, 1) : fit;
+                const dim_t kc = K * row_bytes <= pl.gather_whole_k || fit < 32 ? imax(K, 1) : fit;
                 // The plan's streamed output, where each C vector is stored once: all of K in
                 // one chunk (the fence below orders the stores before the join).
                 const bool stream = pl.stream_output && kc >= imax(K, 1);
