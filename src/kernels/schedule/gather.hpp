@@ -288,6 +288,21 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                             a.C = tb.C + ti * mt;
                         }
                         a.nbatch = tb.nbat[ti];
+                        // One tap (1x1 kernels, and stride phases of one tap): the next tile's
+                        // A rows toward L2 while this one runs. Each tile reads its own rows
+                        // once, so they come from memory (with more taps, the rows of a tile
+                        // are read by its neighbours' taps too, and this only cost time).
+                        // Zen 4, 2 threads: ResNet-50's 1x1 bwd_data 1.2-1.26x.
+                        if (j.ntaps == 1 && tile + 1 < tile1 && tb.nbat[ti + 1] > 0) {
+                            const E *const *An = tb.A + (ti + 1) * j.ntaps * mt;
+                            const int mn = int(imin(mt, Q - (tile + 1) * mt));
+                            const dim_t bytes = a.K * dim_t(sizeof(E));
+                            for (int r = 0; r < mn; ++r) {
+                                const char *row = reinterpret_cast<const char *>(An[r] + a.a_off);
+                                for (dim_t x = 0; x < bytes; x += 64)
+                                    __builtin_prefetch(row + x, 0, 1);
+                            }
+                        }
                         call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
                     }
                 }
