@@ -421,12 +421,12 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         // not transposed again; held[slot] says which row a slot holds.
         dim_t span = 1;
         for (dim_t c = r0; c < r1; c += chunk) {
-            dim_t a0, b0;
-            src_rows_of(p, c, imin(c + chunk, r1), a0, b0);
-            span = imax(span, b0 - a0);
+            dim_t sa, sb;
+            src_rows_of(p, c, imin(c + chunk, r1), sa, sb);
+            span = imax(span, sb - sa);
         }
-        scratch st(div_up(span * srow_elems, 2));
-        bf16_t *const srcT = reinterpret_cast<bf16_t *>(st.p);
+        scratch src_rows(div_up(span * srow_elems, 2));
+        bf16_t *const srcT = reinterpret_cast<bf16_t *>(src_rows.p);
         std::vector<dim_t> held(static_cast<size_t>(span), -1);
         // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2]; the chunk's
         // packed diff_dst rows.
@@ -454,9 +454,9 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         al.K = 2;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
-            dim_t a0, b0;
-            src_rows_of(p, c, ce, a0, b0);
-            for (dim_t r = a0; r < b0; ++r) {
+            dim_t sa, sb;
+            src_rows_of(p, c, ce, sa, sb);
+            for (dim_t r = sa; r < sb; ++r) {
                 dim_t &h = held[size_t(r % span)];
                 if (h == r || !reads.row(p, r)) continue;
                 transpose_src_row(p, q, reads, args.src, r, srcT + (r % span) * srow_elems);
@@ -494,11 +494,11 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                     if (nbat == 0) continue;
                     a.nbatch = al.nbatch = nbat;
                     float *cbase = Pp + (g * ksp + t) * icg * ldn;
-                    char &st = started[size_t(g * ksp + t)];
+                    char &begun = started[size_t(g * ksp + t)];
                     // (Km = 0: one-pixel rows, whose only pair is the last.)
-                    a.init = st ? ukernel_init::accumulate : ukernel_init::zero;
-                    al.init = st || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
-                    st = 1;
+                    a.init = begun ? ukernel_init::accumulate : ukernel_init::zero;
+                    al.init = begun || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
+                    begun = 1;
                     int table_m = 0;
                     for (dim_t b = b0; b < b1; ++b) {
                         const nblock nb = block_of(ocg, blk, b);
