@@ -148,18 +148,34 @@ struct vt {
     static inline V load_f16(const uint16_t *p) {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
     }
-    static inline void store_bf16(uint16_t *p, V v) {
+    // Each lane's bf16 (nearest even, NaN kept quiet) in the low half of its dword.
+    static inline __m256i bf16_dwords(V v) {
         const __m256i u = _mm256_castps_si256(v);
         const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-        __m256i r = _mm256_srli_epi32(
+        const __m256i r = _mm256_srli_epi32(
             _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
         const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        r = _mm256_blendv_epi8(
+        return _mm256_blendv_epi8(
             r, _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40)), nan);
+    }
+    static inline void store_bf16(uint16_t *p, V v) {
+        const __m256i r = bf16_dwords(v);
         // Every dword is below 2^16: the unsigned-saturating pack keeps it exactly.
         _mm_storeu_si128(
             reinterpret_cast<__m128i *>(p),
             _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    }
+    // 16 bf16 split by parity into two vectors (even elements, odd ones), and merged back
+    // rounded (as the AVX-512 traits': the depthwise kernel's split blocks).
+    static inline void load_bf16_split(const uint16_t *p, V &even, V &odd) {
+        const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        even = _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+        odd = _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32(int(0xffff0000u))));
+    }
+    static inline void store_bf16_merge(uint16_t *p, V even, V odd, bool) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p),
+                            _mm256_or_si256(bf16_dwords(even),
+                                            _mm256_slli_epi32(bf16_dwords(odd), 16)));
     }
     // f16 of 8 floats; a NaN becomes sign | 0x7e00 like the scalar float_to_f16 (vcvtps2ph
     // alone keeps the top bits of the payload, and the results would depend on the ISA).

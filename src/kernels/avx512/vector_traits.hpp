@@ -135,6 +135,14 @@ struct vt {
     static inline V load_f16(const uint16_t *p) {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
     }
+    // 32 bf16 as two vectors split by parity: even = elements 0, 2, ..., 30 and odd = 1, 3,
+    // ..., 31, widened exactly. One load and one integer op per vector, where load_bf16 takes
+    // a widening load and a shift (the depthwise kernel's split blocks, dw_elements.hpp).
+    static inline void load_bf16_split(const uint16_t *p, V &even, V &odd) {
+        const __m512i u = _mm512_loadu_si512(p);
+        even = _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+        odd = _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32(int(0xffff0000u))));
+    }
     // (The zero-masked forms throughout: GCC 12 warns about the undefined source of the plain
     // ones once they are inlined into a kernel.)
     static inline __m256i to_bf16(V v) {
@@ -156,6 +164,17 @@ struct vt {
     }
     static inline void store_bf16(uint16_t *p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
+    }
+    // The inverse of load_bf16_split: each vector rounded as store_bf16 rounds it, the two
+    // interleaved into 32 bf16; past the caches with `stream` where p is aligned to a line.
+    static inline void store_bf16_merge(uint16_t *p, V even, V odd, bool stream) {
+        const __m512i u =
+            _mm512_or_si512(_mm512_cvtepu16_epi32(to_bf16(even)),
+                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(to_bf16(odd)), 16));
+        if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
+            _mm512_stream_si512(reinterpret_cast<__m512i *>(p), u);
+        else
+            _mm512_storeu_si512(p, u);
     }
     // f16 of 16 floats; a NaN becomes sign | 0x7e00 like the scalar float_to_f16 (vcvtps2ph
     // alone keeps the top bits of the payload, and the results would depend on the ISA).

@@ -135,6 +135,25 @@ struct vt {
     CONVGRAD_EMULATED_OP void store_f16(uint16_t *p, V v) {
         narrow_scalar(data_type::f16, v.f, p, 16);
     }
+    // 32 bf16 split by parity and merged back (as the native traits').
+    CONVGRAD_EMULATED_OP void load_bf16_split(const uint16_t *p, V &even, V &odd) {
+        uint16_t e[16], o[16];
+        for (int l = 0; l < 16; ++l) {
+            e[l] = p[2 * l];
+            o[l] = p[2 * l + 1];
+        }
+        widen_scalar(data_type::bf16, e, even.f, 16);
+        widen_scalar(data_type::bf16, o, odd.f, 16);
+    }
+    CONVGRAD_EMULATED_OP void store_bf16_merge(uint16_t *p, V even, V odd, bool) {
+        uint16_t e[16], o[16];
+        narrow_scalar(data_type::bf16, even.f, e, 16);
+        narrow_scalar(data_type::bf16, odd.f, o, 16);
+        for (int l = 0; l < 16; ++l) {
+            p[2 * l] = e[l];
+            p[2 * l + 1] = o[l];
+        }
+    }
     // The microkernel's rounded stores from the registers (as the native traits').
     template <data_type DT>
     CONVGRAD_EMULATED_OP void store_half(uint16_t *p, V v) {

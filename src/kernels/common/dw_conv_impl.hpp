@@ -110,25 +110,39 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
             const T *x = tp.row + i0 * ips + c0;
             const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
-            for (int q = 0; q < UR; ++q)
+            for (int q = 0; q < UR; ++q) {
+                const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
+                if constexpr (dw_split_block<DT, NV, TAIL>) {
+                    V even, odd;
+                    vt::load_bf16_split(xq, even, odd);
+                    acc[q][0] = vt::fma(even, wv[0], acc[q][0]);
+                    acc[q][1] = vt::fma(odd, wv[1], acc[q][1]);
+                } else {
 #pragma GCC unroll 4
-                for (int v = 0; v < NV; ++v) {
-                    const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
-                    acc[q][v] =
-                        vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v], acc[q][v]);
+                    for (int v = 0; v < NV; ++v)
+                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v],
+                                            acc[q][v]);
                 }
+            }
         } else {
             // Constant trip count: acc stays in registers; the taps in the padding are skipped.
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q) {
                 // Only for pixels that exist: q * stride past them may not fit in 64 bits.
                 const dim_t iw = q < m ? i0 + q * L.a : -1;
-                if (iw >= 0 && iw < L.in_w)
+                if (iw < 0 || iw >= L.in_w) continue;
+                const T *xq = tp.row + iw * ips + c0;
+                if constexpr (dw_split_block<DT, NV, TAIL>) {
+                    V even, odd;
+                    vt::load_bf16_split(xq, even, odd);
+                    acc[q][0] = vt::fma(even, wv[0], acc[q][0]);
+                    acc[q][1] = vt::fma(odd, wv[1], acc[q][1]);
+                } else {
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(
-                            dw_load_v<DT, NV, TAIL>(tp.row + iw * ips + c0 + v * W, v, n, mk),
-                            wv[v], acc[q][v]);
+                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v],
+                                            acc[q][v]);
+                }
             }
         }
     }
@@ -148,6 +162,11 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
                     }
             return;
         }
+    } else if constexpr (dw_split_block<DT, NV, TAIL>) {
+#pragma GCC unroll 16
+        for (int q = 0; q < UR; ++q)
+            if (INSIDE || q < m) vt::store_bf16_merge(o + q * os, acc[q][0], acc[q][1], j.stream);
+        return;
     } else if constexpr (NV == 2 && !TAIL && vector_traits_with_half_stores<vt>) {
         // bf16/f16: a block's two vectors are one 64-byte line of 32 rounded outputs, streamed
         // where aligned (vt::stream_half2; else stored plainly). A block of one vector, or a
@@ -420,6 +439,10 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
     dw_pack_weights(pl, args.wei, cpad, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
+    if constexpr (DT == dw_bf16) {  // (the order of the split blocks: dw_split_block)
+        for (dim_t r = 0; r < pl.planes * p.ksp(); ++r) dw_split_lanes(w.p + r * cpad, C);
+        if (p.with_bias) dw_split_lanes(bias.p, C);
+    }
     const float *bp = p.with_bias ? bias.p : nullptr;
     if (p.dir == conv_direction::fwd)
         dw_fwd_or_bwd_data<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
