@@ -115,7 +115,8 @@ TEST(Packers, Bf16PairsFollowTheVnniLayoutRoundOnceAndRoundTrip) {
     for (const pack_set *s : all_packers) {
         if (!isa_available(s->isa)) continue;
         for (data_type dt : all_types)
-            for (dim_t K : {1, 2, 3, 8, 33})
+            // (K contiguous, bf16: blocks of W x W pair words, K = 70 several with a tail.)
+            for (dim_t K : {1, 2, 3, 8, 33, 70})
                 for (dim_t N : {1, 5, 16, 21, 40, 70, 300})  // (f32 rows: pieces of 256)
                     for (int kind = 0; kind < 3; ++kind) {
                         const view_case c = make_view(rng, K, N, kind);

@@ -140,7 +140,7 @@ struct vt {
     // a widening load and a shift (the depthwise kernel's split blocks, dw_elements.hpp).
     static inline void load_bf16_split(const uint16_t *p, V &even, V &odd) {
         const __m512i u = _mm512_loadu_si512(p);
-        even = _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+        even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, u, 16));
         odd = _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32(int(0xffff0000u))));
     }
     // (The zero-masked forms throughout: GCC 12 warns about the undefined source of the plain
@@ -168,9 +168,9 @@ struct vt {
     // The inverse of load_bf16_split: each vector rounded as store_bf16 rounds it, the two
     // interleaved into 32 bf16; past the caches with `stream` where p is aligned to a line.
     static inline void store_bf16_merge(uint16_t *p, V even, V odd, bool stream) {
-        const __m512i u =
-            _mm512_or_si512(_mm512_cvtepu16_epi32(to_bf16(even)),
-                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(to_bf16(odd)), 16));
+        const __m512i u = _mm512_or_si512(
+            _mm512_maskz_cvtepu16_epi32(0xffff, to_bf16(even)),
+            _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, to_bf16(odd)), 16));
         if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
             _mm512_stream_si512(reinterpret_cast<__m512i *>(p), u);
         else
