@@ -77,6 +77,24 @@ static inline void dw_stream_line(uint16_t *p, typename T::V lo, typename T::V h
     T::template stream_half2<DT>(p, lo, hi);
 }
 
+// acc += one input pixel's NV vectors of channels (at x) times the tap's weights: widened
+// vector by vector, or as the two halves of a split block (dw_split_block).
+template <int DT, int NV, bool TAIL>
+[[gnu::always_inline]] static inline void dw_madd_pixel(V (&acc)[NV],
+                                                        const typename dw_elem<DT>::T *x,
+                                                        const V (&wv)[NV], int n, mask_t mk) {
+    if constexpr (dw_split_block<DT, NV, TAIL>) {
+        V even, odd;
+        vt::load_bf16_split(x, even, odd);
+        acc[0] = vt::fma(even, wv[0], acc[0]);
+        acc[1] = vt::fma(odd, wv[1], acc[1]);
+    } else {
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            acc[v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + v * W, v, n, mk), wv[v], acc[v]);
+    }
+}
+
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
 // INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
 // so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
@@ -110,39 +128,17 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
             const T *x = tp.row + i0 * ips + c0;
             const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
-            for (int q = 0; q < UR; ++q) {
-                const T *xq = q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step;
-                if constexpr (dw_split_block<DT, NV, TAIL>) {
-                    V even, odd;
-                    vt::load_bf16_split(xq, even, odd);
-                    acc[q][0] = vt::fma(even, wv[0], acc[q][0]);
-                    acc[q][1] = vt::fma(odd, wv[1], acc[q][1]);
-                } else {
-#pragma GCC unroll 4
-                    for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v],
-                                            acc[q][v]);
-                }
-            }
+            for (int q = 0; q < UR; ++q)
+                dw_madd_pixel<DT, NV, TAIL>(
+                    acc[q], q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step, wv, n, mk);
         } else {
             // Constant trip count: acc stays in registers; the taps in the padding are skipped.
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q) {
                 // Only for pixels that exist: q * stride past them may not fit in 64 bits.
                 const dim_t iw = q < m ? i0 + q * L.a : -1;
-                if (iw < 0 || iw >= L.in_w) continue;
-                const T *xq = tp.row + iw * ips + c0;
-                if constexpr (dw_split_block<DT, NV, TAIL>) {
-                    V even, odd;
-                    vt::load_bf16_split(xq, even, odd);
-                    acc[q][0] = vt::fma(even, wv[0], acc[q][0]);
-                    acc[q][1] = vt::fma(odd, wv[1], acc[q][1]);
-                } else {
-#pragma GCC unroll 4
-                    for (int v = 0; v < NV; ++v)
-                        acc[q][v] = vt::fma(dw_load_v<DT, NV, TAIL>(xq + v * W, v, n, mk), wv[v],
-                                            acc[q][v]);
-                }
+                if (iw >= 0 && iw < L.in_w)
+                    dw_madd_pixel<DT, NV, TAIL>(acc[q], tp.row + iw * ips + c0, wv, n, mk);
             }
         }
     }
@@ -229,8 +225,10 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
     }
 }
 
-// Weights as [plane][tap][cpad] f32: lane c of plane pp multiplies plane pp's input.
-static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, float *out) {
+// Weights as [plane][tap][cpad] f32: lane c of plane pp multiplies plane pp's input; with
+// `split_order` (bf16) in the order of the split blocks (dw_split_lanes).
+static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, bool split_order,
+                            float *out) {
     const conv_problem &p = pl.p;
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), C = pl.lanes;
@@ -245,6 +243,7 @@ static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, flo
             for (dim_t c = 0; c < C; ++c)
                 o[c] = load_elem(p.dt, user, dw_weight_offset(p, c, pp) + toff);
             for (dim_t c = C; c < cpad; ++c) o[c] = 0.f;
+            if (split_order) dw_split_lanes(o, C);
         }
     });
 }
@@ -436,13 +435,11 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
         return;
     }
     scratch w(pl.planes * p.ksp() * cpad);
-    dw_pack_weights(pl, args.wei, cpad, w.p);
+    // (bf16: weights and bias in the order of the split blocks, dw_split_block.)
+    dw_pack_weights(pl, args.wei, cpad, DT == dw_bf16, w.p);
     scratch bias(p.with_bias ? C + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
-    if constexpr (DT == dw_bf16) {  // (the order of the split blocks: dw_split_block)
-        for (dim_t r = 0; r < pl.planes * p.ksp(); ++r) dw_split_lanes(w.p + r * cpad, C);
-        if (p.with_bias) dw_split_lanes(bias.p, C);
-    }
+    if (DT == dw_bf16 && p.with_bias) dw_split_lanes(bias.p, C);
     const float *bp = p.with_bias ? bias.p : nullptr;
     if (p.dir == conv_direction::fwd)
         dw_fwd_or_bwd_data<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
