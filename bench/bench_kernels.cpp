@@ -51,8 +51,16 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
         bs.push_back(B.data() + b * K * N);
     }
     for (int m = 0; m < M; ++m) crows.push_back(C.data() + m * N);
-    const detail::brgemm_args<E> a{K,  nbatch,         rows.data(), 0, P, bs.data(), 0, N * P,
-                                   crows.data(), W, detail::ukernel_init::zero, nullptr};
+    detail::brgemm_args<E> a{};
+    a.K = K;
+    a.nbatch = nbatch;
+    a.A = rows.data();
+    a.aks = P;
+    a.B = bs.data();
+    a.ldb = N * P;
+    a.C = crows.data();
+    a.tail = W;
+    a.init = detail::ukernel_init::zero;
     bench::timed_loop(state, 2.0 * double(M) * double(N) * double(K) * nbatch, [&] {
         fn(M, NV, a);
         benchmark::DoNotOptimize(C.data());

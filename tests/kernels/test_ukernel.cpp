@@ -1,7 +1,8 @@
 // The microkernel contract (src/kernels/ukernel/brgemm_args.hpp) against a scalar double
 // reference, for every instruction-set unit this machine (or CONVGRAD_MAX_ISA) allows: every
 // (rows M, vectors NV) entry of the kernel tables, every lane tail, the three init modes,
-// several batch elements, strided A rows (aks), offsets into A and B, and B rows wider than N.
+// several batch elements, strided A rows (aks), offsets into A and B, B rows wider than N, and
+// A rows shared by the batch elements at displacements of their own (a_boff).
 // f32 (K packing 1) and bf16 pairs (K packing 2, vdpbf16ps native or emulated). Then the
 // streamed and rounded (bf16/f16) stores against the plain one, on every entry too.
 #include <gtest/gtest.h>
@@ -112,6 +113,10 @@ struct store_mode {
     bool stream = false;
     data_type narrow = data_type::f32;
     const std::vector<uint16_t *> *C16 = nullptr;  // [m]
+    // A as one set of M row pointers displaced per batch element (brgemm_args::a_boff): row
+    // m's nbatch rows copied into one buffer in reverse order with gaps, the pointers at the
+    // middle one's, so displacements are negative and positive.
+    bool shared_rows = false;
 };
 
 // Rows of 16-bit C: each starts `misalign` elements past a 64-byte boundary (0: the streamed
@@ -139,12 +144,29 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
     std::vector<const E *> A, B;
     std::vector<float *> Cr;
     for (auto &r : q.A) A.push_back(r.data());
+    std::vector<std::vector<E>> joined;
+    std::vector<dim_t> boff;
+    if (mode.shared_rows) {
+        const dim_t len = dim_t(q.A[0].size()) + 3;  // (a gap of 3 between rows)
+        auto at = [&](int b) { return dim_t(q.nbatch - 1 - b) * len; };
+        const int mid = q.nbatch / 2;
+        for (int b = 0; b < q.nbatch; ++b) boff.push_back(at(b) - at(mid));
+        A.assign(size_t(q.M), nullptr);
+        for (int m = 0; m < q.M; ++m) {
+            joined.emplace_back(size_t(q.nbatch * len), E(0x7fc0));  // (NaN guards in the gaps)
+            for (int b = 0; b < q.nbatch; ++b)
+                std::copy(q.A[size_t(b * q.M + m)].begin(), q.A[size_t(b * q.M + m)].end(),
+                          joined.back().begin() + at(b));
+            A[size_t(m)] = joined.back().data() + at(mid);
+        }
+    }
     for (auto &r : q.B) B.push_back(r.data());
     for (auto &r : C) Cr.push_back(r.data());
     brgemm_args<E> a{};
     a.K = q.K;
     a.nbatch = q.nbatch;
     a.A = A.data();
+    a.a_boff = mode.shared_rows ? boff.data() : nullptr;
     a.a_off = q.a_off;
     a.aks = q.aks;
     a.B = B.data();
@@ -168,12 +190,17 @@ void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), b
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
         for (int m = 1; m <= ukernel_max_rows; ++m)
             for (int tail : {1, W / 2 + 1, W})
-                for (bool contiguous : {true, false}) {
+                for (int form = 0; form < 4; ++form) {
+                    // Contiguous or strided k, on rows of its own per batch element or on
+                    // shared rows displaced per batch element.
+                    const bool contiguous = (form & 1) == 0;
                     if (tail > W) continue;
                     const auto q = make_problem<E, P>(rng, m, nv, W, tail, integers, contiguous);
                     std::vector<double> c, mag;
                     reference(q, c, mag);
-                    const auto got = run(q, fn);
+                    store_mode mode;
+                    mode.shared_rows = (form & 2) != 0;
+                    const auto got = run(q, fn, mode);
                     for (int r = 0; r < m; ++r) {
                         for (dim_t n = 0; n < q.N; ++n) {
                             const double want = c[size_t(r * q.N + n)];
@@ -184,7 +211,8 @@ void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), b
                             ASSERT_LE(std::fabs(got[size_t(r)][size_t(n)] - want), tol)
                                 << s.name << " M=" << m << " NV=" << nv << " tail=" << tail
                                 << " K=" << q.K << " aks=" << q.aks << " nbatch=" << q.nbatch
-                                << " init=" << int(q.init) << " at (" << r << ", " << n << ")";
+                                << " shared rows=" << mode.shared_rows << " init=" << int(q.init)
+                                << " at (" << r << ", " << n << ")";
                         }
                         // Lanes past N are not written.
                         for (dim_t n = q.N; n < q.N + W; ++n)

@@ -165,18 +165,16 @@ TEST(Vdpbf16ps, EmulatedAndNativeMicrokernelsAgreeBitForBit) {
                     C[which].assign(size_t(m), std::vector<float>(size_t(N)));
                     std::vector<float *> Cr;
                     for (auto &r : C[which]) Cr.push_back(r.data());
-                    brgemm_bf16_args a{K,
-                                       1,
-                                       Ar.data(),
-                                       0,
-                                       2,
-                                       &Bp,
-                                       0,
-                                       2 * N,
-                                       Cr.data(),
-                                       int(N - (nv - 1) * 16),
-                                       ukernel_init::zero,
-                                       nullptr};
+                    brgemm_bf16_args a{};
+                    a.K = K;
+                    a.nbatch = 1;
+                    a.A = Ar.data();
+                    a.aks = 2;
+                    a.B = &Bp;
+                    a.ldb = 2 * N;
+                    a.C = Cr.data();
+                    a.tail = int(N - (nv - 1) * 16);
+                    a.init = ukernel_init::zero;
                     (which ? native : emu).bf16(m, nv, a);
                 }
                 for (int r = 0; r < m; ++r)

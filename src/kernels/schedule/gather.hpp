@@ -19,7 +19,8 @@ static inline nblock block_of(dim_t N, dim_t blk, dim_t b) {
 // tap's weights. Register tiles take M consecutive C pixels in flattened (n, d, h, w) order, so
 // tiles stay full even when rows are short (7x7 layers) and cross row ends. Per tile and tap
 // the microkernel gets one A pointer per row; a tap that falls outside A (padding) reads a
-// shared zero row instead of being special-cased.
+// shared zero row instead of being special-cased. Tiles inside A for every tap share one set
+// of row pointers, displaced per tap (gather_tables::shared_rows).
 
 // Per spatial axis: C pixel of local index t is c_base + c_mul*t; the A pixel of a tap is
 // a_base + a_mul*t + a_off[tap], valid in [0, a_size); a_mul >= 1 (gather_run relies on it).
@@ -97,6 +98,12 @@ struct gather_tables {
     const E **B;  // [tile][slot]
     CE **C;       // [tile][M]
     int *nbat;    // [tile]
+    // Tiles whose rows stay inside A for every tap (all but the borders): their A table is M
+    // row pointers (at the first tap), which every tap displaces by its boff, the
+    // same for all rows (brgemm_args::a_boff). Building nbatch x M pointers per tile cost the
+    // ResNet-50 stem's forward (K = 21, 7 taps) a tenth of its time.
+    bool *shared_rows;  // [tile]
+    dim_t *boff;        // [tap] of the job
     // A bf16/f16 C reduced in several K chunks: the chunks accumulate in f32 rows of a block's
     // width (in L1, [tile][M] row pointers into the thread's buffer); the last one's results
     // are rounded into C.
@@ -174,6 +181,22 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     // image's A base.
     dim_t rx[max_rows][3];
     const E *rbase[max_rows];
+    // The taps' displacements in A from the first tap's, and each axis's range of tap offsets:
+    // a line of rows is inside A for every tap when it is for the extremes. (Unsigned: with
+    // extreme strides and padding a tap's own displacement may not fit, but those of a tile
+    // inside A are differences of pointers into A.)
+    dim_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int t = 0; t < ntaps; ++t) {
+        const gather_tap &tp = taps[t];
+        uint64_t disp = 0;
+        for (int x = 0; x < 3; ++x) {
+            lo[x] = t == 0 ? tp.a_off[x] : imin(lo[x], tp.a_off[x]);
+            hi[x] = t == 0 ? tp.a_off[x] : imax(hi[x], tp.a_off[x]);
+            const dim_t stride = x == 0 ? av.d : x == 1 ? av.h : av.w;
+            disp += (uint64_t(tp.a_off[x]) - uint64_t(taps[0].a_off[x])) * uint64_t(stride);
+        }
+        tb.boff[t] = dim_t(disp);
+    }
     for (dim_t w = s; w < e; ++w) {
         const gather_item it = gather_item_of(w, sp, p.g);
         const dim_t unit = it.unit, g = it.g0;
@@ -220,6 +243,28 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                 }
             }
             seg[nseg] = m;
+            bool inside = ntaps > 0;
+            for (int sg = 0; sg < nseg && inside; ++sg) {
+                const int r0 = seg[sg], r1 = seg[sg + 1];
+                inside = rx[r0][0] + lo[0] >= 0 && rx[r0][0] + hi[0] < ax0.a_size &&
+                         rx[r0][1] + lo[1] >= 0 && rx[r0][1] + hi[1] < ax1.a_size &&
+                         rx[r0][2] + lo[2] >= 0 && rx[r1 - 1][2] + hi[2] < ax2.a_size;
+            }
+            tb.shared_rows[ti] = inside;
+            if (inside) {
+                const E **Ar = tb.A + ti * ntaps * mt;
+                const gather_tap &tp = taps[0];
+                for (int sg = 0; sg < nseg; ++sg) {
+                    const int r0 = seg[sg], r1 = seg[sg + 1];
+                    const E *line = rbase[r0] + (rx[r0][0] + tp.a_off[0]) * av.d +
+                                    (rx[r0][1] + tp.a_off[1]) * av.h;
+                    for (int r = r0; r < r1; ++r) Ar[r] = line + (rx[r][2] + tp.a_off[2]) * av.w;
+                }
+                for (int t = 0; t < ntaps; ++t)
+                    tb.B[ti * ntaps + t] = j.w + (g * j.ksp + taps[t].w) * K * j.ldn + nb0.c0 * P;
+                tb.nbat[ti] = ntaps;
+                continue;
+            }
             int nbat = 0;
             for (int t = 0; t < ntaps; ++t) {
                 const gather_tap &tp = taps[t];
@@ -288,6 +333,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                             a.C = tb.C + ti * mt;
                         }
                         a.nbatch = tb.nbat[ti];
+                        a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
                         // One tap (1x1 kernels, and stride phases of one tap): the next tile's
                         // A rows toward L2 while this one runs. Each tile reads its own rows
                         // once, so they come from memory (with more taps, the rows of a tile
@@ -441,6 +487,9 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
         // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
         const dim_t acc_row = blk * W;
         scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
+        scratch shared(2 * dim_t(max_taps) + tiles_per_unit + 16);
+        tb.boff = reinterpret_cast<dim_t *>(shared.p);
+        tb.shared_rows = reinterpret_cast<bool *>(tb.boff + max_taps);
         for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
             tb.acc[r] = acc.p + r * acc_row;
         weighted_share share = weighted_share_of(total, nt, ithr);

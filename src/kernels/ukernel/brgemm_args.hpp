@@ -9,7 +9,8 @@
 //   bf16: E = uint16_t, P = 2 (pairs of consecutive k, the operand layout of vdpbf16ps).
 // A is addressed by row pointers, because the convolution gather's rows are scattered pixels
 // (and padding rows point at a shared zero row); a strided or packed A is the special case of
-// row pointers `base + m * stride`.
+// row pointers `base + m * stride`. Batch elements have row pointers of their own, or share one
+// set displaced per element (a_boff).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,12 @@ struct brgemm_args {
     int nbatch;         // batch elements b (taps, rows) summed into C
     const E *const *A;  // [nbatch][M] row pointers:
     dim_t a_off, aks;   //   A_b(m, k) = A[b * M + m][a_off + (k / P) * aks + k % P]
+    // Or, where every batch element reads each row at the same displacement (a gather tile
+    // with every tap inside A: the tap moves all its pixels by one offset), A holds one set of
+    // M row pointers and b's rows are displaced by a_boff[b] elements:
+    //   A_b(m, k) = A[m][a_boff[b] + a_off + (k / P) * aks + k % P]
+    // so such a tile's table is M pointers, not nbatch x M. [nbatch], or null.
+    const dim_t *a_boff = nullptr;
     const E *const *B;  // [nbatch]:
     dim_t b_off, ldb;   //   B_b(k, n) = B[b][b_off + (k / P) * ldb + n * P + k % P]
     float *const *C;    // [M] row pointers: C(m, n) = C[m][n], N = (NV - 1) * W + tail

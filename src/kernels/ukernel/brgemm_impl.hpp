@@ -133,6 +133,14 @@ __attribute__((always_inline)) inline void ukernel_store(const brgemm_args<E> &a
     }
 }
 
+// Row m of batch element b's A, before a_off (brgemm_args: its own row pointers, or the shared
+// ones displaced by a_boff[b]). (Per batch element, outside the k loops.)
+template <typename E>
+__attribute__((always_inline)) inline const E *ukernel_a_row(const brgemm_args<E> &a, int b, int M,
+                                                             int m) {
+    return a.a_boff ? a.A[m] + a.a_boff[b] : a.A[b * M + m];
+}
+
 // One f32 k step of the tile: NV vectors of B's row Bk (the last lane-masked unless Full)
 // times element `off` of each of the M rows, into acc. Shared by the contiguous-k loop and the
 // general one.
@@ -171,7 +179,7 @@ __attribute__((always_inline)) inline void brgemm_f32_contiguous_k(const brgemm_
     for (int b = 0; b < a.nbatch; ++b) {
         const float *Ar[M];
 #pragma GCC unroll 16
-        for (int m = 0; m < M; ++m) Ar[m] = a.A[b * M + m] + a.a_off;
+        for (int m = 0; m < M; ++m) Ar[m] = ukernel_a_row(a, b, M, m) + a.a_off;
         // (Unsigned offsets, as in brgemm_ukernel: the step past the last k may wrap.)
         const float *const B = a.B[b] + a.b_off;
         uint64_t bo = 0;
@@ -242,12 +250,13 @@ void brgemm_ukernel(const brgemm_args<E> &a) {
         }
     }
     for (int b = 0; b < a.nbatch; ++b) {
-        const E *const *Ar = a.A + b * M;
+        // (Shared rows: the table itself, and b's displacement joins a_off.)
+        const E *const *Ar = a.a_boff ? a.A : a.A + b * M;
         const E *B = a.B[b] + a.b_off;
         // Offsets stepped in unsigned arithmetic: the step past the last k wraps harmlessly
         // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
         // near INT64_MAX), and no pointer is formed for it.
-        uint64_t ao = uint64_t(a.a_off), bo = 0;
+        uint64_t ao = uint64_t(a.a_off) + uint64_t(a.a_boff ? a.a_boff[b] : 0), bo = 0;
         dim_t kg = 0;
         if constexpr (U > 1) {
             for (; kg + U <= groups; kg += U) {
@@ -321,7 +330,7 @@ void brgemm_ukernel_by_rows(const brgemm_args<E> &a, int M) {
                         : j < NV - 1 ? vt::load(from + j * W)
                                      : vt::load_mask(from + j * W, last);
         for (int b = 0; b < a.nbatch; ++b) {
-            const E *const row[1] = {a.A[b * M + m]};
+            const E *const row[1] = {ukernel_a_row(a, b, M, m)};
             const E *B = a.B[b] + a.b_off;
             uint64_t ao = uint64_t(a.a_off), bo = 0;  // (unsigned, as in brgemm_ukernel)
             for (dim_t kg = 0; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
