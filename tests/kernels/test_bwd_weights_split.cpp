@@ -289,9 +289,10 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     // A kernel whose bwd_weights splits only the rows (the grouped and vdpbf16ps kernels) does
     // not ask: never split.
     EXPECT_FALSE(detail::make_direct_plan(dcgan, 16, 32, caches, true).weights_split);
-    // One thread: nothing to split.
+    // One thread: the same choice (its sums in place, with no partial copy to store after).
     set_num_threads(1);
-    EXPECT_FALSE(plan(dcgan).weights_split);
+    EXPECT_TRUE(plan(dcgan).weights_split);
+    EXPECT_FALSE(plan(weights_problem(8, 64, 64, 56, 3, 1)).weights_split);
     set_num_threads(0);  // the default again
 }
 

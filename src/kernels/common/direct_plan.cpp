@@ -45,12 +45,14 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // the suite, f32 NXC, 2 threads: weights 0.33-5.3x the data ran 1.08-1.34x faster (DCGAN
     // 512 -> 256: 5.65 -> 4.20 ms); 0.001-0.04x the data (ResNet-50's), 0.87-0.91x as fast.
     // bf16/f16: 1.04-1.43x. Through one f32 copy of all the weights and a pass that stores it
-    // (OIX weights) it gained nothing: 0.93-1.05x.
+    // (OIX weights) it gained nothing: 0.93-1.05x. One thread too: it then reduces every row
+    // in place, where by rows its one partial copy of the weights was stored by a pass after
+    // (DCGAN 512 -> 256, 8 MB of weights: a quarter of the kernel's time).
     {
         const double wei = double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg);
         const double data =
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
-        d.weights_split = split_weights && p.dir == conv_direction::bwd_weights && d.nthr > 1 &&
+        d.weights_split = split_weights && p.dir == conv_direction::bwd_weights &&
                           p.wei.oc == 1 && 4.0 * wei >= data;
         // Every chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
         // microkernel call reduces a chunk into a C tile, loaded and stored once per call.
