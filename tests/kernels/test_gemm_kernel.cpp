@@ -18,6 +18,8 @@
 #include "dispatch/registry.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/pack/padded_src.hpp"
+#include "kernels/plan/cache_sizes.hpp"
+#include "util/conv_case.hpp"
 #include "util/conv_test_util.hpp"
 #include "util/kernel_check.hpp"
 
@@ -241,6 +243,32 @@ TEST(Dispatch, ShortReductionsPickTheGemmKernel) {
     }
 }
 
+// Units that accumulate in the user's C need no f32 block, so their rows are not bounded by the
+// block's L2 budget: each packed block of B serves all of M (the user's ConvTranspose3d 50 -> 1
+// at batch 200: B, 50 x 784 gathered from strided weights, was packed once per 70 rows). With a
+// bias the product's C goes through the block, bounded as before.
+TEST(GemmPlan, RowsAreOneBlockWhenCIsTheUsersTensor) {
+    set_num_threads(1);
+    detail::testcase::conv_case c;  // the conv view of the ConvTranspose: src is the 28 x 28 side
+    c.dir = detail::conv_direction::bwd_data, c.mb = 200, c.icg = 1, c.ocg = 50;
+    c.i[1] = c.k[1] = 28, c.i[2] = c.k[2] = 28;
+    c.dt = c.math = data_type::f32;
+    std::vector<dim_t> tables;
+    const detail::gemm_plan pl =
+        detail::make_gemm_plan(detail::testcase::make_problem(c), 16, 32, tables);
+    EXPECT_FALSE(pl.c_block) << detail::describe(pl);
+    EXPECT_EQ(pl.mblocks, 1) << detail::describe(pl);
+    EXPECT_NE(detail::describe(pl).find("output=in place"), std::string::npos);
+    c.bias = true;
+    std::vector<dim_t> tables_b;
+    const detail::gemm_plan pb =
+        detail::make_gemm_plan(detail::testcase::make_problem(c), 16, 32, tables_b);
+    EXPECT_TRUE(pb.c_block) << detail::describe(pb);
+    EXPECT_LE(pb.mc * pb.nc * 4, detail::budget_of(detail::machine_caches()).l2_block)
+        << detail::describe(pb);
+    set_num_threads(0);
+}
+
 TEST(Dispatch, GemmKernelDeclinesWithReasons) {
     detail::conv_problem p;  // 3x3, pad 1: taps read padding
     p.nsp = 2;
@@ -308,15 +336,14 @@ void expect_padded_copy_holds_src(const detail::conv_problem &p, int nthr) {
                     const dim_t sh = h - p.pb[1], sw = w - p.pb[2];
                     const bool in = sh >= 0 && sh < p.i[1] && sw >= 0 && sw < p.i[2];
                     const size_t o = size_t(n * l.n + c * l.c + h * l.sp[1] + w * l.sp[2]) * es;
-                    const size_t x =
-                        in ? size_t(n * p.src.n + c * p.src.c + sh * p.src.sp[1] +
-                                    sw * p.src.sp[2]) *
-                                 es
-                           : 0;
+                    const size_t x = in ? size_t(n * p.src.n + c * p.src.c + sh * p.src.sp[1] +
+                                                 sw * p.src.sp[2]) *
+                                              es
+                                        : 0;
                     for (size_t b = 0; b < es; ++b)
                         ASSERT_EQ(out[o + b], in ? src[x + b] : 0)
-                            << to_string(p.dt) << " n" << n << " c" << c << " h" << h << " w"
-                            << w << " threads " << nthr;
+                            << to_string(p.dt) << " n" << n << " c" << c << " h" << h << " w" << w
+                            << " threads " << nthr;
                 }
 }
 

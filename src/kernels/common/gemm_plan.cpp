@@ -168,13 +168,25 @@ dim_t block_kc(dim_t mr, dim_t NR) {
 dim_t block_nc(dim_t N, dim_t NR) {
     return std::max(NR, std::min(round_up(std::max<dim_t>(N, 1), NR), max_nc / NR * NR));
 }
-dim_t block_mc(dim_t M, dim_t mr, dim_t nc) {
+// Row blocks: the f32 block of C within the L2 budget; all of M when a unit accumulates in the
+// user's tensor (no block), so each packed B block serves every row. (The user's ConvTranspose3d
+// 50 -> 1, M = 200: B, 50 x 784 gathered from its strided weights, was packed once per block of
+// 70 rows, and its packing cost more than the products.)
+dim_t block_mc(dim_t M, dim_t mr, dim_t nc, bool c_block) {
     const dim_t max_block = budget().l2_block / 4;  // floats
-    return std::max(mr, std::min(round_up(std::max<dim_t>(M, 1), mr), max_block / nc / mr * mr));
+    const dim_t all = round_up(std::max<dim_t>(M, 1), mr);
+    return c_block ? std::max(mr, std::min(all, max_block / nc / mr * mr)) : all;
 }
 
+// Whether the units can accumulate in the user's C (gemm_c_in_place, and the columns of each
+// block one run): f32, or bf16/f16 with all of K in one block (the microkernel rounds it there).
+bool c_unblocked(bool c_in_place, data_type dt, dim_t K, dim_t kc, bool column_runs) {
+    return c_in_place && column_runs && (dt == data_type::f32 || K <= kc);
+}
+
+// `c_in_place`: the problem lets C be the user's tensor (no bias, no prefill: gemm_c_in_place).
 gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed, int nv, int vlen,
-                       int nregs, dim_t K, data_type dt) {
+                       int nregs, dim_t K, data_type dt, bool c_in_place) {
     gemm_estimate e;
     e.transposed = transposed;
     e.nv = nv;
@@ -182,11 +194,13 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     const int m_ax = transposed ? pr.n : pr.m, n_ax = transposed ? pr.m : pr.n;
     const dim_t M = t.len[m_ax], N = t.len[n_ax], NR = dim_t(nv) * vlen;
     const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(e.mr, M));
-    const dim_t nc = block_nc(N, NR), mc = block_mc(M, mr, nc);
+    const dim_t nc = block_nc(N, NR), kc = block_kc(mr, NR);
+    const gemm_tensor ct = tensor_of(m_ax, n_ax);
+    const bool runs = t.avg_run[n_ax][slot(t, n_ax, ct)] >= double(std::min(N, nc));
+    const dim_t mc = block_mc(M, mr, nc, !c_unblocked(c_in_place, dt, K, kc, runs));
     e.fma = double(M) * double(div_up(N, NR) * nv) * double(K) / 2.0 / tile_efficiency(mr, nv);
     // Per microkernel call: its C tile read and written, pointers set up; it matters when K is
     // short (a K of 1 is an outer product, bound by the C traffic).
-    const dim_t kc = block_kc(mr, NR);
     e.fma += double(div_up(M, mr) * div_up(N, NR) * div_up(std::max<dim_t>(K, 1), kc)) *
              double(2 * mr * nv + 12);
     // Copy cost of operand X[a][b] copied along b.
@@ -203,8 +217,6 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * cost(m_ax, pr.k)) +
              double(K) * double(N) * double(div_up(M, mc)) * cost(pr.k, n_ax);
     // C is stored once; contiguous rows store as vectors, other layouts element by element.
-    const gemm_tensor ct = tensor_of(m_ax, n_ax);
-    (void)ct;
     e.store = double(M) * double(N) * cost(m_ax, n_ax);
     return e;
 }
@@ -364,6 +376,9 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
     choice c;
     c.direct = direct_estimate(user, vlen, nregs);
     const product pr = natural(p.dir);
+    // (As gemm_c_in_place: no bias added by the product, no prefill of src.)
+    const bool c_in_place = !(p.with_bias && p.dir != conv_direction::bwd_weights) &&
+                            !(p.dir == conv_direction::bwd_data && !windows_cover_src(p));
     bool first = true;
     for (bool tap_major : {true, false}) {
         if (!tap_major && p.ksp() == 1) break;  // the same tables
@@ -372,7 +387,7 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
         const dim_t K = t.len[pr.k];
         for (bool tr : {false, true})
             for (int nv = 1; nv <= 4; ++nv) {
-                const gemm_estimate e = estimate(t, pr, tr, nv, vlen, nregs, K, p.dt);
+                const gemm_estimate e = estimate(t, pr, tr, nv, vlen, nregs, K, p.dt, c_in_place);
                 // Tiles: the cheapest packing, then the f32 estimate among equals.
                 const double tc = mapping == gemm_mapping::tiles ? tiles_cost(t, v, pr, tr) : 0;
                 if (first || tc < c.tiles_cost ||
@@ -542,7 +557,17 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     pl.kc = std::max<dim_t>(16, block_kc(mr, NR) / 16 * 16);
     pl.kc = std::max<dim_t>(1, std::min(pl.kc, pl.K));
     pl.nc = block_nc(pl.N, NR);
-    pl.mc = block_mc(pl.M, mr, pl.nc);
+    // bwd_data writes src; the elements no window reads are not written by the product.
+    pl.prefill = p.dir == conv_direction::bwd_data && !windows_cover_src(p);
+    const bool bias =
+        p.with_bias && (p.dir == conv_direction::fwd || p.dir == conv_direction::bwd_data);
+    auto column_runs = [&] {
+        for (dim_t n0 = 0; n0 < pl.N; n0 += pl.nc)
+            if (pl.c.col_run[n0] < std::min(pl.nc, pl.N - n0)) return false;
+        return true;
+    };
+    pl.c_block = !c_unblocked(!bias && !pl.prefill && pl.K > 0, p.dt, pl.K, pl.kc, column_runs());
+    pl.mc = block_mc(pl.M, mr, pl.nc, pl.c_block);
     pl.nthr = threads_for(p.macs());
     auto units = [&] { return p.g * div_up(pl.M, pl.mc) * div_up(pl.N, pl.nc); };
     // Enough blocks for the threads: narrower column blocks first (A is re-packed per column
@@ -550,11 +575,14 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64) pl.nc = round_up(pl.nc / 2, NR);
     while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
     if (units() < 2 * pl.nthr && pl.nthr > 1 && pl.K >= 2 * pl.kc) pl.ksplit = pl.nthr;
+    // (Narrower column blocks are still runs of the rows that were; a K split keeps blocks.)
+    if (!pl.c_block && (pl.ksplit > 1 || !column_runs())) {
+        pl.c_block = true;
+        pl.mc = std::min(pl.mc, block_mc(pl.M, mr, pl.nc, true));
+    }
     pl.mblocks = div_up(pl.M, pl.mc);
     pl.nblocks = div_up(pl.N, pl.nc);
-    // bwd_data writes src; the elements no window reads are not written by the product.
-    pl.prefill = p.dir == conv_direction::bwd_data && !windows_cover_src(p);
-    if (p.with_bias && (p.dir == conv_direction::fwd || p.dir == conv_direction::bwd_data)) {
+    if (bias) {
         const int bias_ax = p.dir == conv_direction::fwd ? ax_o : ax_i;
         pl.bias_axis = bias_ax == m_ax ? 0 : 1;
         pl.bias_ch = base + t.bias_ch;

@@ -71,6 +71,10 @@ struct gemm_plan {
     dim_t mc = 1, nc = 1, kc = 1;  // cache blocks (mc a multiple of mr, nc of nv*vlen)
     dim_t mblocks = 0, nblocks = 0;
     dim_t ksplit = 1;  // parts K is split into (partial sums reduced in a fixed order)
+    // Whether a unit may accumulate in a per-thread f32 block of C (mc x nc); false when every
+    // unit accumulates in the user's tensor (gemm_c_in_place, column runs, f32 or one K block),
+    // and then mc is not bounded by the block's L2 budget.
+    bool c_block = true;
     int nthr = 1;
     bool prefill = false;  // bwd_data: src elements no window reads are set to bias (or 0) first
     int bias_axis = -1;    // -1: no bias, 0: bias per C row, 1: per C column

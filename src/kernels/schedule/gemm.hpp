@@ -33,8 +33,10 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
 
     const dim_t NR = dim_t(pl.nv) * W, mr = pl.mr;
     const dim_t mc_pad = div_up(pl.mc, mr) * mr, nc_pad = div_up(pl.nc, NR) * NR;
-    // Per thread: A's rows, B's panels, C's block and one row of B (gemm_pack_b_block).
-    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + mc_pad * nc_pad + nc_pad;
+    // Per thread: A's rows, B's panels, C's block (unless every unit accumulates in the user's
+    // C: gemm_plan::c_block) and one row of B (gemm_pack_b_block).
+    const dim_t c_floats = pl.c_block ? mc_pad * nc_pad : 0;
+    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + c_floats + nc_pad;
     scratch work(per_thr * pl.nthr);
     const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
     // C without a bias or a K split: a unit whose columns are one contiguous run (NCX pixels, or
@@ -49,8 +51,9 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
     const dim_t gmn = p.g * pl.M * pl.N;
     scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc, *Cb = Bp + pl.kc * nc_pad,
-              *Brow = Cb + mc_pad * nc_pad;
+        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc,
+              *Cb = pl.c_block ? Bp + pl.kc * nc_pad : nullptr,
+              *Brow = Bp + pl.kc * nc_pad + c_floats;
         const float *rows[max_rows];
         float *crows[max_rows];
         uint16_t *crows16[max_rows];
@@ -69,8 +72,8 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
             if (k_s == k_e) std::memset(Cb, 0, size_t(mc_pad * nc_pad) * sizeof(float));
             const bool direct_c = c_in_place && k_s < k_e && pl.c.col_run[n0] >= ncnt;
             const dim_t cat = g * pl.c.gstride + pl.c.col[n0];  // (element offset of the unit)
-            float *const cuser = direct_c && !rounded ? static_cast<float *>(args.out) + cat
-                                                      : nullptr;
+            float *const cuser =
+                direct_c && !rounded ? static_cast<float *>(args.out) + cat : nullptr;
             uint16_t *const cuser16 =
                 direct_c && rounded ? static_cast<uint16_t *>(args.out) + cat : nullptr;
             for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
@@ -105,7 +108,10 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                         // place the user's rows too (the last K block's results).
                         for (dim_t r = 0; r < nrows; ++r) {
                             const dim_t at = pl.c.row[m0 + mp + r] + np;
-                            crows[r] = cuser ? cuser + at : Cb + (mp + r) * nc_pad + np;
+                            // (bf16/f16 in place with one K block: C16's rows only.)
+                            crows[r] = cuser ? cuser + at
+                                       : Cb  ? Cb + (mp + r) * nc_pad + np
+                                             : nullptr;
                             if (cuser16) crows16[r] = cuser16 + at;
                         }
                         // In place, the last vector is masked to the unit's columns.
