@@ -343,14 +343,18 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 // image, or read in place). `band` > 0: the gather runs its channel blocks over bands of that
 // many units of register tiles (the plan's gather_band_units), the order it takes for big A.
 // `stream`: an f32 output in place is stored past the caches (the plan's stream_output).
+// `panel` > 0: the gather's L1 budget for a chunk of packed weights, with no chunk kept whole
+// in L2 (the plan's gather_panel and gather_whole_k), so that a few KiB force chunks of K.
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
-                               bool in_rows = false, dim_t band = 0, bool stream = false) {
-    detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs,
-                                                      detail::machine_caches(), rounded);
+                               bool in_rows = false, dim_t band = 0, bool stream = false,
+                               dim_t panel = 0) {
+    detail::direct_plan pl =
+        detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded);
     pl.nthr = nthr;
     pl.gather_band_units = band;
     pl.stream_output = stream;
+    if (panel > 0) pl.gather_panel = panel, pl.gather_whole_k = 0;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
     // thread at a time: in both the order of every sum stays the same.
     if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
@@ -374,6 +378,77 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
 bool output_by_rows_applies(const stream_case &c) {
     return !c.grouped && c.kind != op_kind::ConvolutionBackwardWeights &&
            c.kind != op_kind::ConvTransposeBackwardWeights;
+}
+
+// The gather in chunks of K (gather.hpp: when the taps x K panel of weights does not fit L2's
+// budget and 32 channels of it fit L1's), forced by budgets of a few KiB: each pixel then sums
+// its products in another order, so on integer data (exact in every order) it gives the values
+// of the plan's own order, rounded in place or not (a bf16/f16 output through its f32 tiles).
+TEST(NcxStreaming, GatherInChunksOfChannelsMatchesOneChunk) {
+    // K of 70 and 75 (the gather's K is the input side's channels): chunks of 32 or 48 with a
+    // tail, by the panels below (9 taps x 32 or 48 packed columns per channel).
+    const stream_case chunked[] = {{"fwd 2-D 70 channels",
+                                    op_kind::Convolution,
+                                    1,
+                                    70,
+                                    20,
+                                    {6, 7},
+                                    {3, 3},
+                                    {1, 1},
+                                    {1, 1},
+                                    {1, 1},
+                                    data_type::f32},
+                                   {"fwd 2-D bf16 70 channels",
+                                    op_kind::Convolution,
+                                    1,
+                                    70,
+                                    36,
+                                    {5, 6},
+                                    {3, 3},
+                                    {1, 1},
+                                    {1, 1},
+                                    {1, 1},
+                                    data_type::bf16},
+                                   {"bwd_data 2-D stride 2, 75 channels",
+                                    op_kind::ConvolutionBackwardData,
+                                    1,
+                                    20,
+                                    75,
+                                    {9, 8},
+                                    {3, 3},
+                                    {2, 2},
+                                    {1, 1},
+                                    {1, 1},
+                                    data_type::f32},
+                                   {"bwd_data 2-D f16 75 channels",
+                                    op_kind::ConvolutionBackwardData,
+                                    1,
+                                    33,
+                                    75,
+                                    {6, 6},
+                                    {3, 3},
+                                    {1, 1},
+                                    {1, 1},
+                                    {1, 1},
+                                    data_type::f16}};
+    int runs = 0;
+    for (const direct_unit &u : units) {
+        if (!detail::isa_available(u.isa)) continue;
+        for (const stream_case &c : chunked) {
+            prepared pr = prepare(c, layout::nxc, true);
+            for (bool rounded : {false, true}) {
+                const std::vector<double> want = run_direct(u, pr, 2, 0, false, 0, rounded);
+                for (dim_t panel : {40 * 1024, 64 * 1024, 96 * 1024}) {
+                    const std::vector<double> got =
+                        run_direct(u, pr, 2, 0, false, 0, rounded, false, 0, false, panel);
+                    ASSERT_EQ(got, want) << u.name << " " << c.what << " panel " << panel
+                                         << (rounded ? " rounded in place" : "");
+                    ++runs;
+                }
+            }
+        }
+    }
+    EXPECT_GT(runs, 0);
 }
 
 TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
@@ -416,8 +491,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                           {layout::nxc, 0, 0, false, false, 1, true},
                                           {layout::nxc, 0, 0, true, false, 0, true},
                                           {layout::nxc, 0, 0, true, false, 1, true}};
-                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] :
-                     runs_of) {
+                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] : runs_of) {
                     const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
                     if ((out_rows > 0 || band > 0 || stream) && !gather) continue;
                     prepared pr = prepare(c, l, false);
@@ -427,10 +501,10 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
                             << u.name << " " << c.what << " " << layout_names[int(l)] << " threads "
-                            << nthr << " images per chunk " << chunk << " output rows "
-                            << out_rows << (rounded ? " rounded in place" : "")
-                            << (in_rows ? " input by rows" : "") << " bands of " << band
-                            << " units" << (stream ? " streamed" : "") << " at " << i;
+                            << nthr << " images per chunk " << chunk << " output rows " << out_rows
+                            << (rounded ? " rounded in place" : "")
+                            << (in_rows ? " input by rows" : "") << " bands of " << band << " units"
+                            << (stream ? " streamed" : "") << " at " << i;
                     ++runs;
                 }
             }
