@@ -227,21 +227,30 @@ bf16_dot_speed decide_bf16_dot(std::string_view vendor, unsigned family, const c
                        "); CONVGRAD_BF16_DOT=1 forces it"};
 }
 
-const bf16_dot_speed &bf16_dot_speed_here() {
-    static const bf16_dot_speed speed = [] {
+const cpu_identity &cpu_identity_here() {
+    static const cpu_identity id = [] {
         unsigned a = 0, b = 0, c = 0, d = 0;
         char vendor[13] = {};
-        unsigned family = 0;
+        cpu_identity r;
         if (__get_cpuid(0, &a, &b, &c, &d)) {
             std::memcpy(vendor, &b, 4);
             std::memcpy(vendor + 4, &d, 4);
             std::memcpy(vendor + 8, &c, 4);
         }
+        r.vendor = vendor;
         if (__get_cpuid(1, &a, &b, &c, &d)) {
-            family = (a >> 8) & 0xf;
-            if (family == 0xf) family += (a >> 20) & 0xff;
+            r.family = (a >> 8) & 0xf;
+            if (r.family == 0xf) r.family += (a >> 20) & 0xff;
         }
-        return decide_bf16_dot(vendor, family, std::getenv("CONVGRAD_BF16_DOT"));
+        return r;
+    }();
+    return id;
+}
+
+const bf16_dot_speed &bf16_dot_speed_here() {
+    static const bf16_dot_speed speed = [] {
+        const cpu_identity &id = cpu_identity_here();
+        return decide_bf16_dot(id.vendor, id.family, std::getenv("CONVGRAD_BF16_DOT"));
     }();
     return speed;
 }

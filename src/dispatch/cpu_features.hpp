@@ -102,6 +102,13 @@ cpu_isa best_isa(cpu_features available);
 inline cpu_isa detected_isa() { return best_isa(detected_features()); }
 inline cpu_isa effective_isa() { return best_isa(effective_features()); }
 
+/// This processor's CPUID vendor string and display family (base + extended), read once.
+struct cpu_identity {
+    std::string vendor;
+    unsigned family = 0;
+};
+const cpu_identity &cpu_identity_here();
+
 /// Whether vdpbf16ps (AVX512_BF16) outruns the f32 FMA, so that bf16 kernels built on it beat
 /// the f32 kernels on converted data. AMD Zen 4 and later run it at twice the FMA rate (234 vs
 /// 117 GFLOP/s per core); Intel cores at about half (this Xeon: 54 GFLOP/s for the bf16

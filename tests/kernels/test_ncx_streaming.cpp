@@ -345,16 +345,19 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 // `stream`: an f32 output in place is stored past the caches (the plan's stream_output).
 // `panel` > 0: the gather's L1 budget for a chunk of packed weights, with no chunk kept whole
 // in L2 (the plan's gather_panel and gather_whole_k), so that a few KiB force chunks of K.
+// `prefetch` 0 or 1: whether one-tap gathers prefetch the next tile's rows (the plan's
+// prefetch_next_rows; -1: the plan's choice for this CPU).
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
                                bool in_rows = false, dim_t band = 0, bool stream = false,
-                               dim_t panel = 0) {
+                               dim_t panel = 0, int prefetch = -1) {
     detail::direct_plan pl =
         detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded);
     pl.nthr = nthr;
     pl.gather_band_units = band;
     pl.stream_output = stream;
     if (panel > 0) pl.gather_panel = panel, pl.gather_whole_k = 0;
+    if (prefetch >= 0) pl.prefetch_next_rows = prefetch == 1;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
     // thread at a time: in both the order of every sum stays the same.
     if (chunk > 0) pl.images_per_chunk = pl.rows_per_chunk = chunk;
@@ -446,6 +449,47 @@ TEST(NcxStreaming, GatherInChunksOfChannelsMatchesOneChunk) {
                     ++runs;
                 }
             }
+        }
+    }
+    EXPECT_GT(runs, 0);
+}
+
+// Prefetching the next tile's rows in one-tap gathers (the plan's choice by CPU) changes no bit:
+// 1x1 layers and the one-tap stride phases of a 1x1 stride-2 data gradient.
+TEST(NcxStreaming, PrefetchOfTheNextTilesRowsChangesNoBit) {
+    const stream_case one_tap[] = {{"fwd 2-D 1x1",
+                                    op_kind::Convolution,
+                                    1,
+                                    40,
+                                    70,
+                                    {9, 11},
+                                    {1, 1},
+                                    {1, 1},
+                                    {1, 1},
+                                    {0, 0},
+                                    data_type::f32},
+                                   {"bwd_data 2-D 1x1 stride 2 bf16",
+                                    op_kind::ConvolutionBackwardData,
+                                    1,
+                                    36,
+                                    50,
+                                    {10, 9},
+                                    {1, 1},
+                                    {2, 2},
+                                    {1, 1},
+                                    {0, 0},
+                                    data_type::bf16}};
+    int runs = 0;
+    for (const direct_unit &u : units) {
+        if (!detail::isa_available(u.isa)) continue;
+        for (const stream_case &c : one_tap) {
+            prepared pr = prepare(c, layout::nxc, false);
+            const std::vector<double> off =
+                run_direct(u, pr, 2, 0, false, 0, false, false, 0, false, 0, 0);
+            const std::vector<double> on =
+                run_direct(u, pr, 2, 0, false, 0, false, false, 0, false, 0, 1);
+            ASSERT_EQ(on, off) << u.name << " " << c.what;
+            ++runs;
         }
     }
     EXPECT_GT(runs, 0);

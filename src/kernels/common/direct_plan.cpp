@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "dispatch/cpu_features.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"  // (ukernel_rows_that_fit)
 #include "threading/parallel.hpp"
 
@@ -52,8 +53,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         const double wei = double(p.g) * double(p.ksp()) * double(p.icg) * double(p.ocg);
         const double data =
             double(p.mb) * (double(p.isp()) * double(p.ic()) + double(p.osp()) * double(p.oc()));
-        d.weights_split = split_weights && p.dir == conv_direction::bwd_weights &&
-                          p.wei.oc == 1 && 4.0 * wei >= data;
+        d.weights_split = split_weights && p.dir == conv_direction::bwd_weights && p.wei.oc == 1 &&
+                          4.0 * wei >= data;
         // Every chunk holds at least 256 pixels of rows, even beyond the L2 budget: each
         // microkernel call reduces a chunk into a C tile, loaded and stored once per call.
         // - Weights split: HiFi-GAN's 1-D layer (one 327 KB row per chunk, a C tile reloaded
@@ -156,6 +157,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         }
     }
     d.gather_whole_k = b.l2_whole;
+    d.prefetch_next_rows = cpu_identity_here().vendor == "AuthenticAMD";
     d.gather_panel = b.l1_panel;
     d.gather_group = b.l2_group;
     d.gather_band = b.l2_band;
@@ -225,6 +227,7 @@ std::string describe(const direct_plan &pl) {
                        "dhw"[pl.out_row_axis] + (pl.in_rows_copied ? " (input copied by rows)" : "")
                  : std::string()) +
             (pl.stream_output ? " output streamed past the caches" : "") +
+            (pl.prefetch_next_rows ? " one-tap rows prefetched" : "") +
             " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
             "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) +
             "KiB chunks (if 32 channels fit them); blocks over bands of A up to " + std::to_string(pl.gather_band / 1024) +

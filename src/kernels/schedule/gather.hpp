@@ -335,11 +335,12 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                         a.nbatch = tb.nbat[ti];
                         a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
                         // One tap (1x1 kernels, and stride phases of one tap): the next tile's
-                        // A rows toward L2 while this one runs. Each tile reads its own rows
+                        // A rows toward L2 while this one runs, where the plan says it helps
+                        // (direct_plan::prefetch_next_rows). Each tile reads its own rows
                         // once, so they come from memory (with more taps, the rows of a tile
                         // are read by its neighbours' taps too, and this only cost time).
-                        // Zen 4, 2 threads: ResNet-50's 1x1 bwd_data 1.2-1.26x.
-                        if (j.ntaps == 1 && tile + 1 < tile1 && tb.nbat[ti + 1] > 0) {
+                        if (j.pl->prefetch_next_rows && j.ntaps == 1 && tile + 1 < tile1 &&
+                            tb.nbat[ti + 1] > 0) {
                             const E *const *An = tb.A + (ti + 1) * j.ntaps * mt;
                             const int mn = int(imin(mt, Q - (tile + 1) * mt));
                             const dim_t bytes = a.K * dim_t(sizeof(E));
