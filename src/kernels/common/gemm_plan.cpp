@@ -343,6 +343,15 @@ bool windows_cover_src(const conv_problem &p) {
     return true;
 }
 
+// bwd_data whose windows skip src elements first sets all of src (gemm_plan::prefill).
+bool prefills_src(const conv_problem &p) {
+    return p.dir == conv_direction::bwd_data && !windows_cover_src(p);
+}
+// The product adds a bias to C: fwd's to dst, bwd_data's (ConvTranspose's) to src.
+bool adds_bias(const conv_problem &p) {
+    return p.with_bias && (p.dir == conv_direction::fwd || p.dir == conv_direction::bwd_data);
+}
+
 struct choice {
     axis_tables t;
     bool tap_major = true;
@@ -377,8 +386,7 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
     c.direct = direct_estimate(user, vlen, nregs);
     const product pr = natural(p.dir);
     // (As gemm_c_in_place: no bias added by the product, no prefill of src.)
-    const bool c_in_place = !(p.with_bias && p.dir != conv_direction::bwd_weights) &&
-                            !(p.dir == conv_direction::bwd_data && !windows_cover_src(p));
+    const bool c_in_place = !adds_bias(p) && !prefills_src(p);
     bool first = true;
     for (bool tap_major : {true, false}) {
         if (!tap_major && p.ksp() == 1) break;  // the same tables
@@ -405,8 +413,7 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
     if (pad.needed)
         c.best.pack += double(pad.elems) * (user.src.c == 1 || !pad.nxc ? 0.5 : 3.0) / double(p.g);
     // bwd_data whose windows skip src elements first sets all of src, element by element.
-    if (p.dir == conv_direction::bwd_data && !windows_cover_src(p))
-        c.best.store += 3.0 * double(p.mb * p.isp() * p.icg);
+    if (prefills_src(p)) c.best.store += 3.0 * double(p.mb * p.isp() * p.icg);
     return c;
 }
 
@@ -558,15 +565,10 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     pl.kc = std::max<dim_t>(1, std::min(pl.kc, pl.K));
     pl.nc = block_nc(pl.N, NR);
     // bwd_data writes src; the elements no window reads are not written by the product.
-    pl.prefill = p.dir == conv_direction::bwd_data && !windows_cover_src(p);
-    const bool bias =
-        p.with_bias && (p.dir == conv_direction::fwd || p.dir == conv_direction::bwd_data);
-    auto column_runs = [&] {
-        for (dim_t n0 = 0; n0 < pl.N; n0 += pl.nc)
-            if (pl.c.col_run[n0] < std::min(pl.nc, pl.N - n0)) return false;
-        return true;
-    };
-    pl.c_block = !c_unblocked(!bias && !pl.prefill && pl.K > 0, p.dt, pl.K, pl.kc, column_runs());
+    pl.prefill = prefills_src(p);
+    const bool bias = adds_bias(p);
+    pl.c_block = !c_unblocked(!bias && !pl.prefill && pl.K > 0, p.dt, pl.K, pl.kc,
+                              gemm_column_blocks_are_runs(pl));
     pl.mc = block_mc(pl.M, mr, pl.nc, pl.c_block);
     pl.nthr = threads_for(p.macs());
     auto units = [&] { return p.g * div_up(pl.M, pl.mc) * div_up(pl.N, pl.nc); };
@@ -576,7 +578,7 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
     if (units() < 2 * pl.nthr && pl.nthr > 1 && pl.K >= 2 * pl.kc) pl.ksplit = pl.nthr;
     // (Narrower column blocks are still runs of the rows that were; a K split keeps blocks.)
-    if (!pl.c_block && (pl.ksplit > 1 || !column_runs())) {
+    if (!pl.c_block && (pl.ksplit > 1 || !gemm_column_blocks_are_runs(pl))) {
         pl.c_block = true;
         pl.mc = std::min(pl.mc, block_mc(pl.M, mr, pl.nc, true));
     }
@@ -594,9 +596,7 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
 std::string describe(const gemm_plan &pl) {
     auto name = [&](const gemm_operand &o) { return std::string(tensor_name(o.t)); };
     // C in the user's tensor when every column block is one run (gemm_c_in_place).
-    bool runs = gemm_c_in_place(pl);
-    for (dim_t n0 = 0; runs && n0 < pl.N; n0 += pl.nc)
-        runs = pl.c.col_run[n0] >= std::min(pl.nc, pl.N - n0);
+    const bool runs = gemm_c_in_place(pl) && gemm_column_blocks_are_runs(pl);
     const std::string c_how = !runs                       ? ""
                               : pl.p.dt == data_type::f32 ? " output=in place"
                                                           : " output=rounded in place";

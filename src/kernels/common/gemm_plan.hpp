@@ -118,6 +118,14 @@ inline bool gemm_c_in_place(const gemm_plan &pl) {
     return pl.ksplit == 1 && pl.bias_axis < 0 && !pl.prefill;
 }
 
+/// Whether each column block of nc columns of C is one contiguous run of the user's tensor (the
+/// other condition for a unit to accumulate there).
+inline bool gemm_column_blocks_are_runs(const gemm_plan &pl) {
+    for (dim_t n0 = 0; n0 < pl.N; n0 += pl.nc)
+        if (pl.c.col_run[n0] < (pl.nc < pl.N - n0 ? pl.nc : pl.N - n0)) return false;
+    return true;
+}
+
 /// "C=src[P x I]*... lanes=..." description of the mapping a plan chose.
 std::string describe(const gemm_plan &pl);
 

@@ -202,6 +202,10 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         const dim_t unit = it.unit, g = it.g0;
         const nblock nb0 = block_of(j.c_chan, blk, it.block0);
         const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
+        // A tap's packed weights for the item's first (group, block).
+        auto weights_of = [&](const gather_tap &tp) {
+            return j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
+        };
         for (dim_t tile = tile0; tile < tile1; ++tile) {
             const dim_t ti = tile - tile0, q0 = tile * mt;
             const int m = int(imin(mt, Q - q0));
@@ -260,8 +264,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                                     (rx[r0][1] + tp.a_off[1]) * av.h;
                     for (int r = r0; r < r1; ++r) Ar[r] = line + (rx[r][2] + tp.a_off[2]) * av.w;
                 }
-                for (int t = 0; t < ntaps; ++t)
-                    tb.B[ti * ntaps + t] = j.w + (g * j.ksp + taps[t].w) * K * j.ldn + nb0.c0 * P;
+                for (int t = 0; t < ntaps; ++t) tb.B[ti * ntaps + t] = weights_of(taps[t]);
                 tb.nbat[ti] = ntaps;
                 continue;
             }
@@ -291,7 +294,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                     any |= rx[r0][2] + tp.a_off[2] < ax2.a_size && rx[r1 - 1][2] + tp.a_off[2] >= 0;
                 }
                 if (!any) continue;  // the whole tile is in the padding for this tap
-                tb.B[ti * ntaps + nbat++] = j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
+                tb.B[ti * ntaps + nbat++] = weights_of(tp);
             }
             tb.nbat[ti] = nbat;
         }
