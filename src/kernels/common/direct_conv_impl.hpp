@@ -91,8 +91,27 @@ static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *j
     }
 }
 
-// Weights as f32 panels [g][tap][k][n] with n padded to a multiple of W: for fwd k = icg,
-// n = ocg; for bwd_data (transposed) k = ocg, n = icg.
+// Weights as f32 panels [g][block][tap][k][n] (gather_job::w) in column blocks of ldn, the
+// last padded to a multiple of W: for fwd k = icg, n = ocg; for bwd_data (transposed) k = ocg,
+// n = icg. `panel_blocks` gives the blocks.
+struct weight_blocks {
+    dim_t ldn, n;
+    dim_t at(const conv_problem &p, dim_t K, dim_t g, dim_t t, dim_t k, dim_t col) const {
+        return ((g * n + col / ldn) * p.ksp() + t) * K * ldn + k * ldn + col % ldn;
+    }
+};
+// A gather with more C channels than one register-tile block reads the weights of a block at
+// a time, for all of a tile's taps and K: blocks as wide as the tiles' make those k rows
+// contiguous. Rows of all the channels were read 4 lines of every ldn: at 512 channels 2112
+// bytes apart, past the 2 KiB stride that the L1 prefetcher follows. (Xeon model 207, min of
+// 4 alternated rounds, 1 thread: DCGAN 512 -> 256's ConvTransposeBackwardData 9.18 -> 7.30
+// ms, HiFi-GAN's 9.76 -> 7.41, ResNet-50's res3 projection forward 1.06x; 2 threads 5.03 ->
+// 3.60 and 5.34 -> 3.72 ms; the other suite layers within the noise.) Else one block, of
+// panel_ld's width.
+static weight_blocks panel_blocks(const direct_plan &pl, dim_t N) {
+    const dim_t bw = direct_block_nv(pl, N) * W;
+    return N <= bw ? weight_blocks{panel_ld(N), 1} : weight_blocks{bw, div_up(N, bw)};
+}
 // OIX/IOX weights (PyTorch's) keep the taps, then K, contiguous: per group, each n has one run
 // of K*ksp elements (k, tap). Blocks of W runs are transposed in registers and each row (k, tap)
 // goes to its tap's panel, instead of a strided element-by-element copy per panel.
@@ -104,7 +123,8 @@ static bool k_and_taps_contiguous(const conv_problem &p, bool transposed) {
 }
 
 static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *user, bool transposed,
-                                 dim_t ldn, bool check_w, float *out, std::atomic<bool> &finite) {
+                                 const weight_blocks &wb, bool check_w, float *out,
+                                 std::atomic<bool> &finite) {
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
@@ -130,8 +150,7 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
                 for (int jj = 0; jj < jn && any; ++jj) {
                     const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
                     if (!tap_is_read(p, t, check_w)) continue;
-                    std::memcpy(out + ((g * ksp + t) * K + k) * ldn + n0, tile + jj * W,
-                                sizeof(float) * W);
+                    std::memcpy(out + wb.at(p, K, g, t, k, n0), tile + jj * W, sizeof(float) * W);
                 }
             }
         }
@@ -146,10 +165,10 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
 // met a non-finite one computes by the reference, which leaves padded taps out (the gathers
 // multiply the zeros of padding: 0 * inf = NaN).
 static bool pack_weights(const conv_problem &p, int nthr, const void *user, bool transposed,
-                         dim_t ldn, bool check_w, float *out) {
+                         const weight_blocks &wb, bool check_w, float *out) {
     std::atomic<bool> finite{true};
     if (k_and_taps_contiguous(p, transposed)) {
-        pack_weights_by_runs(p, nthr, user, transposed, ldn, check_w, out, finite);
+        pack_weights_by_runs(p, nthr, user, transposed, wb, check_w, out, finite);
         return finite.load();
     }
     const weights_layout &l = p.wei;
@@ -162,11 +181,16 @@ static bool pack_weights(const conv_problem &p, int nthr, const void *user, bool
             if (!tap_is_read(p, t, check_w)) continue;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
-            const matrix_view v{const_cast<void *>(user), p.dt, g * p.ocg * l.oc + toff,
-                                transposed ? l.oc : l.ic, transposed ? l.ic : l.oc};
-            pack_f32_panel(v, K, N, ldn, out + (g * ksp + t) * K * ldn);
-            if (!panel_finite(out + (g * ksp + t) * K * ldn, K, N, ldn))
-                finite.store(false, std::memory_order_relaxed);
+            const dim_t ks = transposed ? l.oc : l.ic, ns = transposed ? l.ic : l.oc;
+            for (dim_t n0 = 0; n0 < N; n0 += wb.ldn) {
+                const matrix_view v{const_cast<void *>(user), p.dt,
+                                    g * p.ocg * l.oc + toff + n0 * ns, ks, ns};
+                const dim_t nn = imin(wb.ldn, N - n0);
+                float *panel = out + wb.at(p, K, g, t, 0, n0);
+                pack_f32_panel(v, K, nn, wb.ldn, panel);
+                if (!panel_finite(panel, K, nn, wb.ldn))
+                    finite.store(false, std::memory_order_relaxed);
+            }
         }
     });
     return finite.load();
@@ -212,9 +236,9 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};
     const bool copy_src = flat || !pl.src_direct;
-    const dim_t ldn = panel_ld(p.ocg);
-    scratch wp(p.g * p.ksp() * p.icg * ldn);
-    if (!pack_weights(p, nthr, args.wei, false, ldn, !flat, wp.p) && p.reads_padding())
+    const weight_blocks wb = panel_blocks(pl, p.ocg);
+    scratch wp(p.g * wb.n * p.ksp() * p.icg * wb.ldn);
+    if (!pack_weights(p, nthr, args.wei, false, wb, !flat, wp.p) && p.reads_padding())
         return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
@@ -246,7 +270,8 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = wp.p;
-    j.ldn = ldn;
+    j.ldn = wb.ldn;
+    j.wblocks = wb.n;
     j.ksp = flat ? p.k[0] * p.k[1] : p.ksp();
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
@@ -291,9 +316,9 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const dim_t ldn = panel_ld(p.icg);
-    scratch wt(p.g * p.ksp() * p.ocg * ldn);
-    if (!pack_weights(p, nthr, args.wei, true, ldn, true, wt.p) && p.reads_padding())
+    const weight_blocks wb = panel_blocks(pl, p.icg);
+    scratch wt(p.g * wb.n * p.ksp() * p.ocg * wb.ldn);
+    if (!pack_weights(p, nthr, args.wei, true, wb, true, wt.p) && p.reads_padding())
         return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.ic() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
@@ -308,7 +333,8 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     j.a_chan = p.ocg;
     j.taps = taps;
     j.w = wt.p;
-    j.ldn = ldn;
+    j.ldn = wb.ldn;
+    j.wblocks = wb.n;
     j.ksp = p.ksp();
     j.K = p.ocg;
     j.bias = p.with_bias ? bias.p : nullptr;

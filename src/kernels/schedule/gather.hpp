@@ -58,8 +58,15 @@ struct gather_job {
     gather_axis ax[3];
     const gather_tap *taps;
     int ntaps;
-    const E *w;  // packed weights [g][tap][K][ldn] (pairs: [g][tap][K/2][ldn][2])
+    // Packed weights [g][wblocks][tap][K][ldn] (pairs: [g][wblocks][tap][K/2][ldn][2]): a
+    // group's C channels in wblocks column blocks of ldn, each block's panel contiguous
+    // (gather_weights_at). One block of all the channels, or (f32 past one register-tile block)
+    // blocks as wide as the tiles', whose k rows then follow each other: rows of all the
+    // channels, 2 KiB apart and more from 512 of them, each tile streamed from L2 at a stride
+    // the L1 prefetcher does not follow.
+    const E *w;
     dim_t ldn, ksp;
+    dim_t wblocks = 1;
     dim_t K;  // reduced length per tap (channels, or kernel width x channels when flattened)
     const float *bias;  // per C channel, or null
     const E *zeros;     // K zeros
@@ -68,7 +75,15 @@ struct gather_job {
 template <typename E>
 constexpr int k_packing = sizeof(E) == 2 ? 2 : 1;
 
-// Row length (ldn) of the packed weights a gather reads: N rounded up to whole vectors, plus one
+// Offset in j.w of the packed weights of group g, tap `tap` (an index into the packed taps), k
+// 0 and C channel c0 (a multiple of the vector width, inside one block).
+template <typename E, typename CE>
+static inline dim_t gather_weights_at(const gather_job<E, CE> &j, dim_t g, dim_t tap, dim_t c0) {
+    return ((g * j.wblocks + c0 / j.ldn) * j.ksp + tap) * j.K * j.ldn + c0 % j.ldn * k_packing<E>;
+}
+
+// Row length (ldn) of packed weights in one block of all N channels (the vdpbf16ps gather's; the
+// f32 gather's when N fits one tile block): N rounded up to whole vectors, plus one
 // vector when rows would be a multiple of 512 bytes apart (f32 rows, or bf16 pair rows). The
 // microkernel reads one block of a row per k, and a K chunk's blocks at such a stride fall
 // into a fraction of L1's sets (a quarter at 1 KiB: 256 channels), where they evict each other
@@ -204,7 +219,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         const dim_t tile0 = unit * tiles_per_unit, tile1 = imin(ntiles, tile0 + tiles_per_unit);
         // A tap's packed weights for the item's first (group, block).
         auto weights_of = [&](const gather_tap &tp) {
-            return j.w + (g * j.ksp + tp.w) * K * j.ldn + nb0.c0 * P;
+            return j.w + gather_weights_at(j, g, tp.w, nb0.c0);
         };
         for (dim_t tile = tile0; tile < tile1; ++tile) {
             const dim_t ti = tile - tile0, q0 = tile * mt;
@@ -300,11 +315,11 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         }
         // The item's (group, block) pairs in turn: C columns and B panels move by the pair's
         // offset from the previous one; A moves by the group's channels through a_off.
-        dim_t c_at = g * j.c_chan + nb0.c0, b_at = (g * j.ksp * K * j.ldn) + nb0.c0 * P;
+        dim_t c_at = g * j.c_chan + nb0.c0, b_at = gather_weights_at(j, g, 0, nb0.c0);
         for (dim_t gi = it.g0; gi < it.g1; ++gi)
             for (dim_t b = it.block0; b < it.block1; ++b) {
                 const nblock nb = block_of(j.c_chan, blk, b);
-                const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gi * j.ksp * K * j.ldn + nb.c0 * P;
+                const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gather_weights_at(j, gi, 0, nb.c0);
                 if (c_to != c_at) {
                     for (dim_t ti = 0; ti < tile1 - tile0; ++ti) {
                         for (int r = 0; r < int(imin(mt, Q - (tile0 + ti) * mt)); ++r)
@@ -414,7 +429,8 @@ template <typename E, typename CE>
 static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, dim_t nblocks) {
     const direct_plan &pl = *j.pl;
     const dim_t G = pl.p.g, want = 4 * dim_t(pl.nthr);
-    const double group_bytes = double(j.ntaps) * double(j.K) * double(j.ldn) * sizeof(E);
+    const double group_bytes =
+        double(j.ntaps) * double(j.K) * double(j.ldn) * double(j.wblocks) * sizeof(E);
     gather_split sp{nunits, nblocks, 0, nunits};
     if (pl.gather_band_units > 0) return {nunits, nblocks, 0, imin(nunits, pl.gather_band_units)};
     if (G * nblocks == 1 || group_bytes > double(pl.gather_group)) {
