@@ -37,17 +37,22 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
 // One microkernel call C[M x NV*W] = sum over nbatch batch elements of A_b * B_b, each of K
 // (A, B and C stay in L1): K = 256 in one element (a long reduction), or a convolution's
 // shape: a short K per tap over several taps (the 3-channel stem's 7 taps of 21; 9 taps of 16),
-// or the one tap of a 1x1 layer over 64 channels (ResNet-50's 1x1 convolutions).
+// or the one tap of a 1x1 layer over 64 channels (ResNet-50's 1x1 convolutions). With `pixel`
+// > 0, bwd_weights' shape: row m of A is channel m of K pixels `pixel` floats apart (src^T,
+// read at a stride), one batch element per image row (ResNet-50's 1x1 weight gradient: rows
+// of 56 pixels of 64 channels).
 template <typename E, int P>
 void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
-                 int M, int NV, int W, dim_t K, int nbatch) {
+                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel = 0) {
     const dim_t N = dim_t(NV) * W;
-    std::vector<E> A(size_t(M * K * nbatch), E(1)), B(size_t(K * N * nbatch), E(1));
+    const dim_t per_batch = pixel > 0 ? K * pixel : M * K;
+    std::vector<E> A(size_t(per_batch * nbatch), E(1)), B(size_t(K * N * nbatch), E(1));
     std::vector<float> C(size_t(M * N));
     std::vector<const E *> rows, bs;
     std::vector<float *> crows;
     for (int b = 0; b < nbatch; ++b) {
-        for (int m = 0; m < M; ++m) rows.push_back(A.data() + (b * M + m) * K);
+        for (int m = 0; m < M; ++m)
+            rows.push_back(A.data() + b * per_batch + (pixel > 0 ? m : m * K));
         bs.push_back(B.data() + b * K * N);
     }
     for (int m = 0; m < M; ++m) crows.push_back(C.data() + m * N);
@@ -55,7 +60,7 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
     a.K = K;
     a.nbatch = nbatch;
     a.A = rows.data();
-    a.aks = P;
+    a.aks = pixel > 0 ? pixel : P;
     a.B = bs.data();
     a.ldb = N * P;
     a.C = crows.data();
@@ -85,14 +90,18 @@ void register_ukernel_benchmarks() {
                                    shape{"/k64x1", 64, 1}}) {
                 benchmark::RegisterBenchmark(
                     ("ukernel/" + std::string(s->name) + "/f32/" + tile + sh.suffix).c_str(),
-                    run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch);
+                    run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch, dim_t(0));
                 if (s->bf16 && sh.K % 2 == 0)
                     benchmark::RegisterBenchmark(
                         ("ukernel/" + std::string(s->name) +
                          (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile + sh.suffix)
                             .c_str(),
-                        run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, sh.K, sh.nbatch);
+                        run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, sh.K, sh.nbatch,
+                        dim_t(0));
             }
+            benchmark::RegisterBenchmark(
+                ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x7_a64").c_str(),
+                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64));
         }
     }
 }
