@@ -83,8 +83,8 @@ static inline dim_t gather_weights_at(const gather_job<E, CE> &j, dim_t g, dim_t
 }
 
 // Row length (ldn) of packed weights in one block of all N channels (the vdpbf16ps gather's; the
-// f32 gather's when N fits one tile block): N rounded up to whole vectors, plus one
-// vector when rows would be a multiple of 512 bytes apart (f32 rows, or bf16 pair rows). The
+// f32 gather's when N fits one tile block, at most 256 bytes, so never padded): N rounded up to
+// whole vectors, plus one vector when rows would be a multiple of 512 bytes apart. The
 // microkernel reads one block of a row per k, and a K chunk's blocks at such a stride fall
 // into a fraction of L1's sets (a quarter at 1 KiB: 256 channels), where they evict each other
 // and the chunk is read from L2 by every tile.
