@@ -97,7 +97,7 @@ static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *j
 struct weight_blocks {
     dim_t ldn, n;
     dim_t at(const conv_problem &p, dim_t K, dim_t g, dim_t t, dim_t k, dim_t col) const {
-        return ((g * n + col / ldn) * p.ksp() + t) * K * ldn + k * ldn + col % ldn;
+        return weights_panel_at(n, p.ksp(), K, ldn, g, col / ldn, t) + k * ldn + col % ldn;
     }
 };
 // A gather with more C channels than one register-tile block reads the weights of a block at

@@ -75,11 +75,20 @@ struct gather_job {
 template <typename E>
 constexpr int k_packing = sizeof(E) == 2 ? 2 : 1;
 
+// Start of the panel of group g, column block b and tap t in packed weights laid out
+// [g][wblocks][tap][K][ldn] (pairs: [K/2][ldn][2], the same K * ldn elements a panel): the one
+// formula of the packer (direct_conv_impl.hpp: weight_blocks) and the gather.
+static inline dim_t weights_panel_at(dim_t wblocks, dim_t ksp, dim_t K, dim_t ldn, dim_t g, dim_t b,
+                                     dim_t t) {
+    return ((g * wblocks + b) * ksp + t) * K * ldn;
+}
+
 // Offset in j.w of the packed weights of group g, tap `tap` (an index into the packed taps), k
 // 0 and C channel c0 (a multiple of the vector width, inside one block).
 template <typename E, typename CE>
 static inline dim_t gather_weights_at(const gather_job<E, CE> &j, dim_t g, dim_t tap, dim_t c0) {
-    return ((g * j.wblocks + c0 / j.ldn) * j.ksp + tap) * j.K * j.ldn + c0 % j.ldn * k_packing<E>;
+    return weights_panel_at(j.wblocks, j.ksp, j.K, j.ldn, g, c0 / j.ldn, tap) +
+           c0 % j.ldn * k_packing<E>;
 }
 
 // Row length (ldn) of packed weights in one block of all N channels (the vdpbf16ps gather's; the
