@@ -10,8 +10,16 @@ static inline void col2im_tap_range(dim_t o, dim_t s, dim_t pb, dim_t dl, dim_t 
     hi = imin(k, ceil_div(i - first, dl));
 }
 
-// acc[0..n) += g[0..n), one rounding per element like the scalar sum.
+// acc[0..n) += g[0..n), one rounding per element like the scalar sum. Runs shorter than a
+// vector add element by element: the scatter's next run often overlaps the line this one just
+// wrote, and a load that overlaps an earlier masked store in flight waits for that store to
+// retire instead of being forwarded. (The ConvTranspose of 33 channels to 1 with taps 3 pixels
+// apart along w, 1 channel per run: 85% of its time in those masked loads, 3.6 ms on 1 thread.)
 static inline void col2im_add(float *acc, const float *g, dim_t n) {
+    if (n < W) {
+        for (dim_t j = 0; j < n; ++j) acc[j] += g[j];
+        return;
+    }
     const float one = 1.f;
     const V ones = vt::bcast(&one);
     dim_t j = 0;
@@ -58,9 +66,14 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
         split(units, nthr, ithr, us, ue);
         for (dim_t u = us; u < ue; ++u) {
             const dim_t n = u / p.g, g = u % p.g;
-            for (dim_t x = 0; x < isp; ++x)
-                for (dim_t c = 0; c < icg; ++c)
-                    acc[x * icg + c] = p.with_bias ? bias.p[g * icg + c] : 0.f;
+            // (Without a bias one fill: per pixel, the compiler called memset for each pixel's
+            // icg floats, 28120 calls of 4 bytes per image for a 1-channel output.)
+            if (p.with_bias) {
+                for (dim_t x = 0; x < isp; ++x)
+                    for (dim_t c = 0; c < icg; ++c) acc[x * icg + c] = bias.p[g * icg + c];
+            } else {
+                for (dim_t e = 0; e < isp * icg; ++e) acc[e] = 0.f;
+            }
             const dim_t dbase = n * p.dst.n + g * ocg * p.dst.c;
             brgemm_f32_args a{};
             a.K = ocg;
