@@ -436,8 +436,7 @@ const dw_unit dw_units[] = {
 // tails masked, and one element past it, where every vector falls back to a plain store. Every
 // channels-last geometry of the sweep (channel tails, strides, dilation, pads, a kernel larger
 // than the input, 1-D, 3-D, threads, f32, bf16, f16), under the four ops that write data, the
-// forward ones with a bias. The bytes around the output stay untouched (f32 lines whose pixels
-// are not whole cache lines are staged and copied out by lines: dw_flush_staged).
+// forward ones with a bias. The bytes around the output stay untouched, streamed or not.
 TEST(Depthwise, StreamedOutputIsBitIdentical) {
     int runs = 0;
     for (const dw_unit &u : dw_units) {

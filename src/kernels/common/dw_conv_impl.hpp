@@ -68,33 +68,7 @@ struct dw_line_job {
     dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
     dw_ahead<T> *ahead;  // the next line's new rows, stepped once per channel group and block
     bool stream;         // whole vectors stored past the caches (dw_plan::stream_output)
-    // Room for one block of UR outputs' channels (dw_stage_floats), or null: the line's
-    // outputs are computed there and streamed out as whole lines (dw_line).
-    float *stage = nullptr;
-    dim_t out_q0 = 0;  // the output q that `out` addresses (a block staged: its first)
 };
-
-// A streamed f32 line whose pixels' channels are not whole cache lines (281 channels: 1124
-// bytes a pixel) is staged: each pixel's vectors straddle lines, and unaligned vectors cannot
-// be streamed, so half its lines were written plainly and half streamed, each plain one read
-// for ownership first and the lines the two share written both ways. A block of UR pixels,
-// contiguous in the output, is computed in L1 and then copied out as whole lines streamed,
-// only the two partial lines at its ends stored plainly. (1 thread, Xeon model 207: the 1x1
-// depthwise data gradient of 281 channels, 12365 pixels, batch 5 took 18.3 ms, against 5.8
-// for 288 channels.)
-static dim_t dw_stage_floats(int ur, dim_t C) { return dim_t(ur) * C + 64; }
-
-// Copies n floats from a staged block to the output, src and dst alike modulo 64 bytes: the
-// whole lines past the caches, the partial lines at either end plainly (the neighbouring
-// blocks write the rest of them).
-static void dw_flush_staged(float *dst, const float *src, dim_t n) {
-    constexpr dim_t line = 64 / sizeof(float);
-    const dim_t head = imin(n, dim_t((64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64) / 4);
-    const dim_t body = (n - head) / line * line;
-    for (dim_t e = 0; e < head; ++e) dst[e] = src[e];
-    for (dim_t e = head; e < head + body; e += W) vt::stream(dst + e, vt::load(src + e));
-    for (dim_t e = head + body; e < n; ++e) dst[e] = src[e];
-}
 
 // Two vectors of bf16/f16 results, one line, streamed (T: looked up where it is used, only by
 // the traits that round from their registers).
@@ -169,7 +143,7 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
         }
     }
     const dim_t os = j.ostep;  // a local: the stores may not alias it
-    T *o = j.out + (q0 - j.out_q0) * os + c0;
+    T *o = j.out + q0 * os + c0;
     if constexpr (DT == dw_f32) {
         if (j.stream) {
 #pragma GCC unroll 16
@@ -223,7 +197,6 @@ static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, d
 // every channel group of them is computed.
 template <int DT, int UR>
 static void dw_line(const dw_line_job<DT> &j, dim_t C) {
-    using T = typename dw_elem<DT>::T;
     const dw_wline &L = *j.L;
     int ntaps = 0;
     for (int r = 0; r < j.nrows; ++r)
@@ -233,41 +206,22 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
     const int n = int(C - (nvec - 1) * W);  // lanes of the last vector
     const mask_t mk = vt::mask(n);
     const bool tail = n < W;
-    // Staged: contiguous outputs (channels, then pixels) in f32, a pixel's channels not whole
-    // lines, the output 4-byte aligned (as the staged copy is).
-    bool staged = false;
-    if constexpr (DT == dw_f32)
-        staged = j.stream && j.stage && j.ostep == C && (C * 4) % 64 != 0 &&
-                 reinterpret_cast<uintptr_t>(j.out) % 4 == 0;
-    dw_line_job<DT> js = j;
-    js.stream = false;
     for (dim_t q0 = 0; q0 < L.nq; q0 += UR) {
         const int m = int(imin(UR, L.nq - q0));
-        T *const out = staged ? j.out + q0 * C : nullptr;
-        if (staged) {  // the stage's first output as far into a line as the user's
-            constexpr uintptr_t line = 64 / sizeof(float);
-            const uintptr_t to_line = (line - reinterpret_cast<uintptr_t>(j.stage) / 4 % line) % line;
-            js.out = reinterpret_cast<T *>(j.stage + to_line +
-                                           reinterpret_cast<uintptr_t>(out) / 4 % line);
-            js.out_q0 = q0;
-        }
-        const dw_line_job<DT> &jb = staged ? js : j;
         for (dim_t v0 = 0; v0 < nvec; v0 += dw_nv_max) {
             j.ahead->step();
             const dim_t c0 = v0 * W;
             const bool last = v0 + dw_nv_max >= nvec;
             const int nv = int(imin(dw_nv_max, nvec - v0));
             if (nv == 2 && !(last && tail))
-                dw_block_any<DT, 2, false, UR>(jb, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 2, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (nv == 2)
-                dw_block_any<DT, 2, true, UR>(jb, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 2, true, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (!(last && tail))
-                dw_block_any<DT, 1, false, UR>(jb, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else
-                dw_block_any<DT, 1, true, UR>(jb, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, true, UR>(j, ntaps, q0, m, c0, n, mk);
         }
-        if constexpr (DT == dw_f32)
-            if (staged) dw_flush_staged(out, js.out, dim_t(m) * C);
     }
 }
 
@@ -317,10 +271,6 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     std::vector<const T *> rows_mem(size_t(pl.nthr * 3 * nrt));
     std::vector<dim_t> wrows_mem(size_t(pl.nthr * 2 * nrt));
     std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * ksp * pl.planes));
-    // (dw_line stages the blocks of streamed f32 lines whose pixels are not whole lines.)
-    const bool stage = DT == dw_f32 && stream && (pl.lanes * 4) % 64 != 0;
-    const dim_t stage_floats = stage ? dw_stage_floats(UR, pl.lanes) : 0;
-    std::vector<float> stage_mem(size_t(pl.nthr * stage_floats));
     // Steps per line (channel groups of blocks of outputs), over which the next line's rows are
     // fetched.
     const dim_t groups = div_up(div_up(pl.lanes, W), dw_nv_max);
@@ -344,7 +294,6 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                 **fresh = next + nrt;
         dim_t *wrows = wrows_mem.data() + ithr * 2 * nrt, *next_w = wrows + nrt;
         dw_tap<T> *taps = taps_mem.data() + ithr * ksp * pl.planes;
-        float *stage_p = stage ? stage_mem.data() + ithr * stage_floats : nullptr;
         dim_t s, e;
         split(lines, nt, ithr, s, e);
         int nr = s < e ? rows_of(s, rows, wrows) : 0;
@@ -379,8 +328,7 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                                         L.nq > 1 ? L.out_step * li.out.w : 0,
                                         taps,
                                         &ahead,
-                                        stream,
-                                        stage_p};
+                                        stream};
                 dw_line<DT, UR>(j, pl.lanes);
             }
             std::swap(rows, next);
