@@ -13,6 +13,7 @@
 // The plan picks the split only where it pays (direct_plan.cpp); the last test checks that rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "convgrad/threads.hpp"
@@ -238,6 +239,56 @@ TEST(BwdWeightsSplit, EqualsTheReference) {
                 ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " at " << i;
         }
     }
+}
+
+// The rows split with few input channels: the taps along w, and along d and h too, share the
+// tiles, rows (kd, kh, kw, channel), over the rows where every tap reads a src row; the border
+// rows go tap by tap (direct_bwd_w_shares_hd). With chunks of 1, 2 or 5 rows a chunk may hold
+// only border rows (a whole d slice of a 3-D image), so some taps of a shared tile have started
+// their sums and others not: those are zeroed first. The scratch is poisoned (NaN), so a sum
+// that accumulated onto an unstarted one shows; small integers, so the sums are exact.
+TEST(BwdWeightsRowsSplit, TapsSharingTilesEqualTheReference) {
+    // clang-format off
+    const split_case shared[] = {
+        {"3-D 1 channel 3x3x3", op_kind::ConvolutionBackwardWeights, 1, 1, 16, 2, {4, 5, 6},
+         {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0},
+        {"2-D 3 channels 3x3 stride 2", op_kind::ConvolutionBackwardWeights, 1, 3, 20, 2, {9, 11},
+         {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+        {"2-D 2 channels 5x3, rows only in padding", op_kind::ConvolutionBackwardWeights, 1, 2,
+         40, 1, {3, 7}, {5, 3}, {1, 1}, {2, 1}, {2, 1}, 3},
+        {"3-D ConvTranspose 1 channel groups", op_kind::ConvTransposeBackwardWeights, 2, 1, 3, 2,
+         {3, 4, 5}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, 0},
+    };
+    // clang-format on
+    const testing::poisoned_scratch nan_scratch;
+    int runs = 0;
+    for (const split_case &c : shared) {
+        prepared pr = prepare(c, true);
+        tensor_buffer ref(pr.r.outputs[0]);
+        testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
+        const std::vector<double> want = ref.values();
+        for (const isa_unit &u : isa_units) {
+            if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+            const detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+            const int nv = int(std::min<dim_t>(pl.max_nv, (pr.r.prob.ocg + u.vlen - 1) / u.vlen));
+            // (The AVX-512 tiles have the rows for it; on AVX2/SSE2 the taps along w may
+            // already fill theirs.)
+            if (u.nregs == 32)
+                EXPECT_TRUE(detail::direct_bwd_w_shares_hd(pr.r.prob, false, pl.max_m[nv]))
+                    << u.name << " " << c.what;
+            for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2), dim_t(5)})
+                for (int nthr : {1, 2, 3}) {
+                    const std::vector<double> got =
+                        run_split(u, pr, false, nthr, chunk).values();
+                    for (size_t i = 0; i < got.size(); ++i)
+                        ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " threads "
+                                                   << nthr << " rows per chunk " << chunk
+                                                   << " at " << i;
+                    ++runs;
+                }
+        }
+    }
+    std::printf("[ info    ] %d (isa, case, chunk, threads) runs equal the reference\n", runs);
 }
 
 // A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.

@@ -16,7 +16,8 @@
 //     batch = the chunk's rows whose src row exists for this tap
 //     for each of the thread's blocks of oc vectors, each tile of ic rows:
 //       C[ic x oc] of (g, t) (+)= sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
-//   (with few input channels, several taps along w share a tile: rows (tap, ic))
+//   (with few input channels, several taps along w share a tile: rows (tap, ic); with fewer
+//   still, the taps along d and h too, over the rows where they all read a src row)
 //   (the first chunk that reaches a block starts its C at zero; blocks that no row reaches are
 //   zeroed at the end)
 
@@ -222,17 +223,17 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const scratch private_sums(private_floats);
     weight_rows sums = out;
     if (rounds) sums = {private_sums.p, 0, out.user, run_at.data(), run_ld.data()};
-    // Pointers: per row of the chunk its src and diff_dst row (S, D: channel 0 of the group, pixel
-    // 0), B at a range's first pixel, and the microkernel's row table of src^T: row m of batch
-    // element b at Arows[b * M + m] (one tap: channel m, a_off adds the tile's first channel).
+    // Pointers: per row of the chunk its diff_dst row (D: channel 0 of the group, pixel 0; its src
+    // rows, one per (kd, kh) of the pass, in SH below), B at a range's first pixel, and the
+    // microkernel's row table of src^T: row m of batch element b at Arows[b * M + m] (one tap:
+    // channel m, a_off adds the tile's first channel).
     dim_t r0 = 0, r1 = rows;
     if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
     const dim_t nptr = imax(1, imin(chunk, r1 - r0));
     row_source src = src0, dst = dst0;
     const row_buffers bufs(p, src, dst, r0, r1, chunk);
-    scratch ptrs(2 * (3 * nptr + nptr * max_rows + 2 * max_rows));
-    const float **S = reinterpret_cast<const float **>(ptrs.p);  // per row: src, diff_dst rows
-    const float **D = S + nptr;
+    scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
+    const float **D = reinterpret_cast<const float **>(ptrs.p);
     const float **B = D + nptr;
     const float **Arows = B + nptr;
     float **C = const_cast<float **>(Arows + nptr * max_rows);
@@ -244,7 +245,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // weights are split (each tap has its own units) or its channels fill a tile.
     const dim_t full_rows = pl.max_m[block_of(p.ocg, blk, 0).nv];
     const dim_t taps_per_tile =
-        pl.weights_split ? 1 : imax(1, imin(full_rows / imax(p.icg, 1), dim_t(max_rows)));
+        imin(direct_bwd_w_taps_along_w(p, pl.weights_split, full_rows), dim_t(max_rows));
     brgemm_f32_args a{};
     a.A = Arows;
     a.B = B;
@@ -254,102 +255,176 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // its product with the pixel stride overflow; it is not used.)
     a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
     a.ldb = dst.pixel_stride();
+    // Few input channels and taps along d or h too (a 3-D first layer: 1 channel, 3x3x3): the
+    // taps (kd, kh) share the tiles as well, rows (kd, kh, kw, channel), over the rows where
+    // every one of them reads a src row; the rows at the borders go tap by tap. (Rows (kw,
+    // channel) alone gave 3 accumulators per tile: 3-D U-Net's first layer, 1 -> 16 channels at
+    // 96^3, went to the GEMM kernel, which copies src 27 times over, at 0.56x of oneDNN.)
+    const dim_t nhd = p.k[0] * p.k[1];
+    const bool share_hd = direct_bwd_w_shares_hd(p, pl.weights_split, full_rows);
+    // Passes over (kd, kh): [first, first + count) and which rows: all rows of the tap that
+    // read a src row, or (sharing) the rows where all taps do / the other rows.
+    enum class pass_rows { valid, interior, border };
+    struct hd_pass {
+        dim_t first, count;
+        pass_rows rows;
+    };
+    std::vector<hd_pass> passes;
+    if (share_hd) passes.push_back({0, nhd, pass_rows::interior});
+    for (dim_t hd = 0; hd < nhd; ++hd)
+        passes.push_back({hd, 1, share_hd ? pass_rows::border : pass_rows::valid});
+    std::vector<const float *> SH(size_t(nptr * nhd));  // per row and (kd, kh): its src row
+    std::vector<unsigned char> interior(static_cast<size_t>(nptr));
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
         row_buffers::convert(p, src, dst, c, ce);
+        for (dim_t row = c; row < ce && share_hd; ++row) {
+            bool all = true;
+            for (dim_t hd = 0; hd < nhd && all; ++hd)
+                all = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]).valid;
+            interior[size_t(row - c)] = all;
+        }
         for (dim_t g = 0; g < p.g; ++g)
-            for (dim_t t = 0; t < ksp;) {
-                const dim_t b0 = units[size_t(2 * (g * ksp + t))],
-                            b1 = units[size_t(2 * (g * ksp + t) + 1)];
-                const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-                // The taps t .. t + J - 1 along w (same kd, kh: the same rows) that share a tile,
-                // their first pixels in src and ranges of output pixels, and the range they all
-                // reach, [lo, hi).
-                dim_t J = 1, off[max_rows], tlo[max_rows], thi[max_rows];
-                off[0] = tap_w_range(p, kw, tlo[0], thi[0]);
-                dim_t lo = tlo[0], hi = thi[0];
-                while (J < taps_per_tile && kw + J < p.k[2]) {
-                    off[J] = tap_w_range(p, kw + J, tlo[J], thi[J]);
-                    if (imax(lo, tlo[J]) >= imin(hi, thi[J])) break;
-                    lo = imax(lo, tlo[J]), hi = imin(hi, thi[J]), ++J;
-                }
-                const dim_t t0 = t;
-                t += J;
-                if (b0 >= b1 || lo >= hi) continue;
-                int nbat = 0;
-                for (dim_t row = c; row < ce; ++row) {
-                    const tap_row tr = tap_row_of(p, row, kd, kh);
-                    if (!tr.valid) continue;
-                    S[nbat] = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
-                    D[nbat++] = dst.row(tr.n, tr.od, tr.oh) + g * p.ocg;
-                }
-                if (nbat == 0) continue;
-                a.nbatch = nbat;
-                // Over pixels [plo, phi) of the output rows, taps t0 + j for j in [j0, j1): tiles
-                // of rows (tap, input channel) of the block's height.
-                auto reduce = [&](dim_t j0, dim_t j1, dim_t plo, dim_t phi) {
-                    const dim_t ps = src.pixel_stride(), nrows = (j1 - j0) * p.icg;
-                    for (int x = 0; x < nbat; ++x) B[x] = D[x] + plo * dst.pixel_stride();
-                    a.K = phi - plo;
-                    // The tap's last chunk rounds its sums into the user's weights (weights
-                    // split: one tap per tile).
-                    const bool final = rounds && last_row[size_t(t0 + j0)] < ce;
-                    a.narrow = final ? p.dt : data_type::f32;
-                    // The tile Arows is laid out for: its height, and (several taps) its first row.
-                    // (Several taps fill one tile, so every block reuses it.)
-                    int table_m = 0;
-                    dim_t table_q0 = -1;
-                    for (dim_t b = b0; b < b1; ++b) {
-                        const nblock nb = block_of(p.ocg, blk, b);
-                        const int mmax = pl.max_m[nb.nv];
-                        a.b_off = nb.c0;
-                        a.tail = nb.tail;
-                        // (The taps of a tile were all started by the same chunks.)
-                        unsigned char &st = started[size_t((g * ksp + t0 + j0) * nblocks + b)];
-                        a.init = st ? ukernel_init::accumulate : ukernel_init::zero;
-                        for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
-                            const int m = int(imin(mmax, nrows - q0));
-                            if (j1 - j0 == 1) {  // one tap: the table serves every tile of m
-                                if (m != table_m) {
-                                    for (int x = 0; x < nbat; ++x)
-                                        for (int r = 0; r < m; ++r)
-                                            Arows[x * m + r] =
-                                                S[x] + (plo * p.s[2] + off[j0]) * ps + r;
-                                    table_m = m;
-                                }
-                                a.a_off = q0;
-                            } else {  // rows (tap, channel) from row q0 on
-                                if (m != table_m || q0 != table_q0) {
-                                    for (int x = 0; x < nbat; ++x) {
-                                        dim_t j = j0 + q0 / p.icg, r = q0 % p.icg;
-                                        for (int i = 0; i < m; ++i) {
-                                            Arows[x * m + i] =
-                                                S[x] + (plo * p.s[2] + off[j]) * ps + r;
-                                            if (++r == p.icg) r = 0, ++j;
-                                        }
-                                    }
-                                    table_m = m, table_q0 = q0;
-                                }
-                                a.a_off = 0;
-                            }
-                            for (int r = 0; r < m; ++r) {
-                                const dim_t q = q0 + r, tj = t0 + j0 + q / p.icg, icl = q % p.icg;
-                                C[r] = sums.at(p, g, tj, icl, nb.c0);
-                                if (final) C16[r] = sums.at16(p, g, tj, icl, nb.c0);
-                            }
-                            call_f32_ukernel(m, nb.nv, a);
-                        }
-                        for (dim_t j = j0; j < j1; ++j)
-                            started[size_t((g * ksp + t0 + j) * nblocks + b)] = 1;
+            for (const hd_pass &pass : passes)
+                for (dim_t kw = 0; kw < p.k[2];) {
+                    const dim_t t = pass.first * p.k[2] + kw;
+                    const dim_t b0 = units[size_t(2 * (g * ksp + t))],
+                                b1 = units[size_t(2 * (g * ksp + t) + 1)];
+                    // The taps kw .. kw + J - 1 along w (same rows) that share a tile, their
+                    // first pixels in src and ranges of output pixels, and the range they all
+                    // reach, [lo, hi).
+                    dim_t J = 1, off[max_rows], tlo[max_rows], thi[max_rows];
+                    off[0] = tap_w_range(p, kw, tlo[0], thi[0]);
+                    dim_t lo = tlo[0], hi = thi[0];
+                    while (J < taps_per_tile && kw + J < p.k[2]) {
+                        off[J] = tap_w_range(p, kw + J, tlo[J], thi[J]);
+                        if (imax(lo, tlo[J]) >= imin(hi, thi[J])) break;
+                        lo = imax(lo, tlo[J]), hi = imin(hi, thi[J]), ++J;
                     }
-                };
-                reduce(0, J, lo, hi);
-                // Each tap's pixels beyond the shared range, after it.
-                for (dim_t j = 0; j < J && J > 1; ++j) {
-                    if (tlo[j] < lo) reduce(j, j + 1, tlo[j], lo);
-                    if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
+                    const dim_t kw0 = kw;
+                    kw += J;
+                    if (b0 >= b1 || lo >= hi) continue;
+                    int nbat = 0;
+                    for (dim_t row = c; row < ce; ++row) {
+                        if (pass.rows != pass_rows::valid &&
+                            bool(interior[size_t(row - c)]) != (pass.rows == pass_rows::interior))
+                            continue;
+                        const tap_row tr0 =
+                            tap_row_of(p, row, pass.first / p.k[1], pass.first % p.k[1]);
+                        if (!tr0.valid) continue;
+                        for (dim_t h = 0; h < pass.count; ++h) {
+                            const dim_t hd = pass.first + h;
+                            const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
+                            SH[size_t(nbat * pass.count + h)] =
+                                src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+                        }
+                        D[nbat++] = dst.row(tr0.n, tr0.od, tr0.oh) + g * p.ocg;
+                    }
+                    if (nbat == 0) continue;
+                    a.nbatch = nbat;
+                    // The taps of rows (h, j, channel) of a tile: h of the pass, j of [j0, j1).
+                    auto tap_of = [&](dim_t h, dim_t j) {
+                        return (pass.first + h) * p.k[2] + kw0 + j;
+                    };
+                    // Over pixels [plo, phi) of the output rows, taps (h, j) for j in [j0, j1):
+                    // tiles of rows (h, j, input channel) of the block's height.
+                    auto reduce = [&](dim_t j0, dim_t j1, dim_t plo, dim_t phi) {
+                        const dim_t ps = src.pixel_stride(), per_h = (j1 - j0) * p.icg,
+                                    nrows = pass.count * per_h;
+                        for (int x = 0; x < nbat; ++x) B[x] = D[x] + plo * dst.pixel_stride();
+                        a.K = phi - plo;
+                        const bool one_tap = pass.count == 1 && j1 - j0 == 1;
+                        // The tap's last chunk rounds its sums into the user's weights (weights
+                        // split: one tap per tile).
+                        const bool final = rounds && last_row[size_t(tap_of(0, j0))] < ce;
+                        a.narrow = final ? p.dt : data_type::f32;
+                        // The tile Arows is laid out for: its height, and (several taps) its
+                        // first row. (Several taps fill one tile, so every block reuses it.)
+                        int table_m = 0;
+                        dim_t table_q0 = -1;
+                        for (dim_t b = b0; b < b1; ++b) {
+                            const nblock nb = block_of(p.ocg, blk, b);
+                            const int mmax = pl.max_m[nb.nv];
+                            a.b_off = nb.c0;
+                            a.tail = nb.tail;
+                            // Every tap of the call starts at zero, or every one accumulates:
+                            // the unstarted ones are zeroed first where they are mixed (taps
+                            // (kd, kh) whose border rows came in an earlier chunk).
+                            int nstarted = 0;
+                            for (dim_t h = 0; h < pass.count; ++h)
+                                for (dim_t j = j0; j < j1; ++j)
+                                    nstarted += started[size_t(
+                                        (g * ksp + tap_of(h, j)) * nblocks + b)];
+                            const dim_t ntaps_call = pass.count * (j1 - j0);
+                            if (nstarted > 0 && nstarted < ntaps_call) {
+                                const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
+                                for (dim_t h = 0; h < pass.count; ++h)
+                                    for (dim_t j = j0; j < j1; ++j) {
+                                        unsigned char &st = started[size_t(
+                                            (g * ksp + tap_of(h, j)) * nblocks + b)];
+                                        for (dim_t icl = 0; icl < p.icg && !st; ++icl) {
+                                            float *r = sums.at(p, g, tap_of(h, j), icl, nb.c0);
+                                            for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
+                                        }
+                                        st = 1;
+                                    }
+                                nstarted = int(ntaps_call);
+                            }
+                            a.init = nstarted ? ukernel_init::accumulate : ukernel_init::zero;
+                            for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
+                                const int m = int(imin(mmax, nrows - q0));
+                                if (one_tap) {  // the table serves every tile of m
+                                    if (m != table_m) {
+                                        for (int x = 0; x < nbat; ++x)
+                                            for (int r = 0; r < m; ++r)
+                                                Arows[x * m + r] =
+                                                    SH[size_t(x)] +
+                                                    (plo * p.s[2] + off[j0]) * ps + r;
+                                        table_m = m;
+                                    }
+                                    a.a_off = q0;
+                                } else {  // rows (h, j, channel) from row q0 on
+                                    if (m != table_m || q0 != table_q0) {
+                                        for (int x = 0; x < nbat; ++x) {
+                                            dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
+                                                  r = q0 % p.icg;
+                                            for (int i = 0; i < m; ++i) {
+                                                Arows[x * m + i] =
+                                                    SH[size_t(x * pass.count + h)] +
+                                                    (plo * p.s[2] + off[j]) * ps + r;
+                                                if (++r == p.icg) r = 0, ++j;
+                                                if (j == j1) j = j0, ++h;
+                                            }
+                                        }
+                                        table_m = m, table_q0 = q0;
+                                    }
+                                    a.a_off = 0;
+                                }
+                                // (Counted along, not divided out per row: a tile's rows
+                                // are set up for every call.)
+                                dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
+                                      icl = q0 % p.icg;
+                                for (int r = 0; r < m; ++r) {
+                                    const dim_t tj = tap_of(h, j);
+                                    C[r] = sums.at(p, g, tj, icl, nb.c0);
+                                    if (final) C16[r] = sums.at16(p, g, tj, icl, nb.c0);
+                                    if (++icl == p.icg) icl = 0, ++j;
+                                    if (j == j1) j = j0, ++h;
+                                }
+                                call_f32_ukernel(m, nb.nv, a);
+                            }
+                            for (dim_t h = 0; h < pass.count; ++h)
+                                for (dim_t j = j0; j < j1; ++j)
+                                    started[size_t((g * ksp + tap_of(h, j)) * nblocks + b)] = 1;
+                        }
+                    };
+                    reduce(0, J, lo, hi);
+                    // Each tap's pixels beyond the shared range, after it.
+                    for (dim_t j = 0; j < J && J > 1; ++j) {
+                        if (tlo[j] < lo) reduce(j, j + 1, tlo[j], lo);
+                        if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
+                    }
                 }
-            }
     }
     // The units no row reaches (taps only in the padding, or no rows): zero sums.
     for (dim_t g = 0; g < p.g; ++g)
