@@ -235,7 +235,8 @@ INSTANTIATE_TEST_SUITE_P(Directions, Bf16Dot,
 // Where vdpbf16ps is fast, dispatch still leaves fwd and bwd_data with fewer than 6 reduced
 // channels per group to the f32 kernels (too few pairs per broadcast), but not bwd_weights,
 // whose K is the pixel axis, nor 6 channels, nor the forward that flattens the kernel width
-// into K (undilated along w, a kernel wider than 1). Where it is slow, the CPU is the reason.
+// into K (undilated along w, a kernel wider than 1); bwd_weights of one input channel goes to
+// the f32 direct kernel's shared tap tiles. Where it is slow, the CPU is the reason.
 TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
     auto why = [](conv_direction dir, dim_t icg, dim_t ocg, dim_t kw = 3, dim_t dlw = 1) {
         conv_case c = base(dir, 2);
@@ -256,6 +257,9 @@ TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
     EXPECT_EQ(why(conv_direction::fwd, 6, 64), "");
     EXPECT_EQ(why(conv_direction::bwd_data, 3, 64), "");  // reduces over the 64 output channels
     EXPECT_EQ(why(conv_direction::bwd_weights, 3, 64), "");
+    // One input channel: the f32 direct kernel's tiles share the taps along d and h (rows
+    // (kh, kw, channel)), where this kernel's would have one row.
+    EXPECT_NE(why(conv_direction::bwd_weights, 1, 16).find("share the taps"), std::string::npos);
 }
 
 // Where direct_bf16dot runs, the GEMM kernel weighs itself against it (twice the f32 direct

@@ -12,7 +12,7 @@
 //     or reads back a copy of all the weights.
 // Included inside an ISA namespace.
 //
-//   for each chunk of rows (L2 budget, plan.rows_per_chunk), group g, tap t:
+//   for each chunk of rows (L2 budget, plan.rows_per_chunk), group g, tap t (a pass):
 //     batch = the chunk's rows whose src row exists for this tap
 //     for each of the thread's blocks of oc vectors, each tile of ic rows:
 //       C[ic x oc] of (g, t) (+)= sum over batch of src^T[ic x ow] * diff_dst[ow x oc]
@@ -223,10 +223,10 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const scratch private_sums(private_floats);
     weight_rows sums = out;
     if (rounds) sums = {private_sums.p, 0, out.user, run_at.data(), run_ld.data()};
-    // Pointers: per row of the chunk its diff_dst row (D: channel 0 of the group, pixel 0; its src
-    // rows, one per (kd, kh) of the pass, in SH below), B at a range's first pixel, and the
-    // microkernel's row table of src^T: row m of batch element b at Arows[b * M + m] (one tap:
-    // channel m, a_off adds the tile's first channel).
+    // Pointers: per batch element (a row of the chunk) its diff_dst row (D: channel 0 of the
+    // group, pixel 0; its src rows, one per (kd, kh) of the pass, in SH below), B at a range's
+    // first pixel, and the microkernel's row table of src^T: row m of batch element b at
+    // Arows[b * M + m] (one tap: channel m, a_off adds the tile's first channel).
     dim_t r0 = 0, r1 = rows;
     if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
     const dim_t nptr = imax(1, imin(chunk, r1 - r0));
@@ -259,7 +259,8 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // taps (kd, kh) share the tiles as well, rows (kd, kh, kw, channel), over the rows where
     // every one of them reads a src row; the rows at the borders go tap by tap. (Rows (kw,
     // channel) alone gave 3 accumulators per tile: 3-D U-Net's first layer, 1 -> 16 channels at
-    // 96^3, went to the GEMM kernel, which copies src 27 times over, at 0.56x of oneDNN.)
+    // 96^3, went to the GEMM kernel, which copies src 27 times over, at 0.56-0.58x of oneDNN.)
+    // A (kd, kh) that no row reads leaves no interior row: then every row goes tap by tap.
     const dim_t nhd = p.k[0] * p.k[1];
     const bool share_hd = direct_bwd_w_shares_hd(p, pl.weights_split, full_rows);
     // Passes over (kd, kh): [first, first + count) and which rows: all rows of the tap that
@@ -273,8 +274,10 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     if (share_hd) passes.push_back({0, nhd, pass_rows::interior});
     for (dim_t hd = 0; hd < nhd; ++hd)
         passes.push_back({hd, 1, share_hd ? pass_rows::border : pass_rows::valid});
-    std::vector<const float *> SH(size_t(nptr * nhd));  // per row and (kd, kh): its src row
-    std::vector<unsigned char> interior(static_cast<size_t>(nptr));
+    // Per batch element and (kd, kh) of the pass: its src row. Per row of the chunk: whether
+    // every (kd, kh) reads a src row.
+    std::vector<const float *> SH(size_t(nptr * (share_hd ? nhd : 1)));
+    std::vector<unsigned char> reads_all(share_hd ? static_cast<size_t>(nptr) : 0);
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
         row_buffers::convert(p, src, dst, c, ce);
@@ -282,7 +285,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             bool all = true;
             for (dim_t hd = 0; hd < nhd && all; ++hd)
                 all = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]).valid;
-            interior[size_t(row - c)] = all;
+            reads_all[size_t(row - c)] = all;
         }
         for (dim_t g = 0; g < p.g; ++g)
             for (const hd_pass &pass : passes)
@@ -307,7 +310,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                     int nbat = 0;
                     for (dim_t row = c; row < ce; ++row) {
                         if (pass.rows != pass_rows::valid &&
-                            bool(interior[size_t(row - c)]) != (pass.rows == pass_rows::interior))
+                            bool(reads_all[size_t(row - c)]) != (pass.rows == pass_rows::interior))
                             continue;
                         const tap_row tr0 =
                             tap_row_of(p, row, pass.first / p.k[1], pass.first % p.k[1]);
@@ -339,7 +342,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                         const bool final = rounds && last_row[size_t(tap_of(0, j0))] < ce;
                         a.narrow = final ? p.dt : data_type::f32;
                         // The tile Arows is laid out for: its height, and (several taps) its
-                        // first row. (Several taps fill one tile, so every block reuses it.)
+                        // first row. (When several taps fit one tile, every block reuses it.)
                         int table_m = 0;
                         dim_t table_q0 = -1;
                         for (dim_t b = b0; b < b1; ++b) {
