@@ -92,15 +92,12 @@ std::string bf16dot_why_not(const conv_problem &p) {
     // channels: direct_bwd_w_shares_hd) is left to it: this kernel's tiles have the input
     // channels alone as rows (a 3-D first layer: 1 row), and the GEMM kernel declines such
     // problems on the f32 kernel's estimate of the shared tiles.
-    if (p.dir == conv_direction::bwd_weights) {
-        const direct_plan f32 = make_direct_plan(p, 16, 32, machine_caches(), true, true);
-        const int nv = int(std::min<dim_t>(f32.max_nv, (p.ocg + 15) / 16));
-        if (direct_bwd_w_shares_hd(p, f32.weights_split, f32.max_m[std::max(nv, 1)]))
-            return "bwd_weights with " + std::to_string(p.icg) +
-                   " input channels per group: the f32 direct kernel's tiles share the taps "
-                   "along d and h (rows (kd, kh, kw, channel)), this kernel's would have " +
-                   std::to_string(p.icg) + " rows";
-    }
+    if (p.dir == conv_direction::bwd_weights &&
+        direct_bwd_w_shares_hd(make_direct_plan(p, 16, 32, machine_caches(), true, true)))
+        return "bwd_weights with " + std::to_string(p.icg) +
+               " input channels per group: the f32 direct kernel's tiles share the taps "
+               "along d and h (rows (kd, kh, kw, channel)), this kernel's would have " +
+               std::to_string(p.icg) + " rows";
     return {};
 }
 

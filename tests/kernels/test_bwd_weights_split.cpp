@@ -15,7 +15,6 @@
 // The plan picks the split only where it pays (direct_plan.cpp); the last test checks that rule.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <random>
 
 #include "convgrad/threads.hpp"
@@ -228,12 +227,17 @@ TEST(BwdWeightsSplit, BitIdenticalToOneThreadsRowsAndGapsUntouched) {
                 runs);
 }
 
+// The reference's weights on the prepared inputs.
+std::vector<double> reference_weights(prepared &pr) {
+    tensor_buffer ref(pr.r.outputs[0]);
+    testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
+    return ref.values();
+}
+
 TEST(BwdWeightsSplit, EqualsTheReference) {
     for (const split_case &c : cases) {
         prepared pr = prepare(c, true);
-        tensor_buffer ref(pr.r.outputs[0]);
-        testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
-        const std::vector<double> want = ref.values();
+        const std::vector<double> want = reference_weights(pr);
         for (const isa_unit &u : isa_units) {
             if (!detail::isa_available(u.isa) || (u.bf16_only && c.dt != data_type::bf16)) continue;
             const std::vector<double> got = run_split(u, pr, true, 2, 1).values();
@@ -266,18 +270,15 @@ TEST(BwdWeightsRowsSplit, TapsSharingTilesEqualTheReference) {
     int runs = 0;
     for (const split_case &c : shared) {
         prepared pr = prepare(c, true);
-        tensor_buffer ref(pr.r.outputs[0]);
-        testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
-        const std::vector<double> want = ref.values();
+        const std::vector<double> want = reference_weights(pr);
         for (const isa_unit &u : isa_units) {
             if (!detail::isa_available(u.isa) || u.bf16_only) continue;
-            const detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
-            const int nv = int(std::min<dim_t>(pl.max_nv, (pr.r.prob.ocg + u.vlen - 1) / u.vlen));
+            detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+            pl.weights_split = false;  // (as run_split runs it)
             // (The AVX-512 tiles have the rows for it; on AVX2/SSE2 the taps along w may
             // already fill theirs.)
             if (u.nregs == 32) {
-                EXPECT_TRUE(detail::direct_bwd_w_shares_hd(pr.r.prob, false, pl.max_m[nv]))
-                    << u.name << " " << c.what;
+                EXPECT_TRUE(detail::direct_bwd_w_shares_hd(pl)) << u.name << " " << c.what;
             }
             for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2), dim_t(5)})
                 for (int nthr : {1, 2, 3}) {

@@ -116,17 +116,25 @@ inline bool direct_flattens_w(const conv_problem &p) {
     return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
 }
 
+/// bwd_weights: the rows of the register tile of the first block of output channels, the
+/// height the rows (tap, channel) of shared tiles fill.
+inline dim_t direct_bwd_w_tile_rows(const direct_plan &pl) {
+    const dim_t nvec = (pl.p.ocg + pl.vlen - 1) / pl.vlen;
+    return pl.max_m[std::min<dim_t>(nvec, pl.max_nv)];
+}
 /// bwd_weights, rows split, few input channels: the taps along w share the tiles, rows (kw,
-/// channel), up to `full_rows` (the tile's height) of them.
-inline dim_t direct_bwd_w_taps_along_w(const conv_problem &p, bool weights_split,
-                                       dim_t full_rows) {
-    return weights_split ? 1 : std::max<dim_t>(1, full_rows / std::max<dim_t>(p.icg, 1));
+/// channel), up to a tile's height of them.
+inline dim_t direct_bwd_w_taps_along_w(const direct_plan &pl) {
+    return pl.weights_split
+               ? 1
+               : std::max<dim_t>(1, direct_bwd_w_tile_rows(pl) / std::max<dim_t>(pl.p.icg, 1));
 }
 /// Whether the taps along d and h share them too, rows (kd, kh, kw, channel), over the rows
 /// where all of them read a src row: when the taps along w leave the tile short (a 3-D first
 /// layer of 1 channel, 3x3x3: 3 rows of 16).
-inline bool direct_bwd_w_shares_hd(const conv_problem &p, bool weights_split, dim_t full_rows) {
-    return !weights_split && p.k[0] * p.k[1] > 1 && p.icg * p.k[2] < full_rows;
+inline bool direct_bwd_w_shares_hd(const direct_plan &pl) {
+    const conv_problem &p = pl.p;
+    return !pl.weights_split && p.k[0] * p.k[1] > 1 && p.icg * p.k[2] < direct_bwd_w_tile_rows(pl);
 }
 
 /// The spatial axis along which fwd/bwd_data compute an image's output in chunks of rows

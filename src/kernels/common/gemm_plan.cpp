@@ -259,14 +259,13 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     const direct_plan pl = make_direct_plan(p, vlen, nregs, machine_caches(), true, true);
     // bwd_weights' tiles are rows (input channel), or with few channels rows (tap, channel) of
     // the taps along w, and along d and h too (direct_bwd_w_shares_hd).
-    const dim_t fit = ukernel_rows_that_fit(nregs, nv);
     dim_t w_rows = p.icg;
     if (bwd_w) {
-        w_rows *= std::min(p.k[2], direct_bwd_w_taps_along_w(p, pl.weights_split, fit));
-        if (direct_bwd_w_shares_hd(p, pl.weights_split, fit)) w_rows *= p.k[0] * p.k[1];
+        w_rows *= std::min(p.k[2], direct_bwd_w_taps_along_w(pl));
+        if (direct_bwd_w_shares_hd(pl)) w_rows *= p.k[0] * p.k[1];
     }
     const dim_t rows = bwd_w ? w_rows : bwd_d ? p.mb * p.isp() : p.mb * p.osp();
-    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(fit, rows));
+    const dim_t mr = std::max<dim_t>(1, std::min<dim_t>(ukernel_rows_that_fit(nregs, nv), rows));
     double useful = 1.0;
     if (bwd_d) {  // taps per phase run over every src pixel of the phase
         dim_t nph = 1;

@@ -243,9 +243,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // best). Taps along w then share tiles, rows (tap, channel), over the output pixels they all
     // reach; each tap's other pixels follow in tiles of its own. One tap per tile when the
     // weights are split (each tap has its own units) or its channels fill a tile.
-    const dim_t full_rows = pl.max_m[block_of(p.ocg, blk, 0).nv];
-    const dim_t taps_per_tile =
-        imin(direct_bwd_w_taps_along_w(p, pl.weights_split, full_rows), dim_t(max_rows));
+    const dim_t taps_per_tile = imin(direct_bwd_w_taps_along_w(pl), dim_t(max_rows));
     brgemm_f32_args a{};
     a.A = Arows;
     a.B = B;
@@ -262,7 +260,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // 96^3, went to the GEMM kernel, which copies src 27 times over, at 0.56-0.58x of oneDNN.)
     // A (kd, kh) that no row reads leaves no interior row: then every row goes tap by tap.
     const dim_t nhd = p.k[0] * p.k[1];
-    const bool share_hd = direct_bwd_w_shares_hd(p, pl.weights_split, full_rows);
+    const bool share_hd = direct_bwd_w_shares_hd(pl);
     // Passes over (kd, kh): [first, first + count) and which rows: all rows of the tap that
     // read a src row, or (sharing) the rows where all taps do / the other rows.
     enum class pass_rows { valid, interior, border };
