@@ -244,9 +244,8 @@ double direct_copy_cost(data_type dt, const data_layout &l, bool fits_l2, int vl
 // (fwd, bwd_weights: output channels; bwd_data: input channels) on the lanes, pixels (or, for
 // bwd_weights, input channels; with few of them (tap, channel) pairs) as tile rows (the shared
 // tiles cover only the interior rows: optimistic on small images), every tap of a stride phase
-// computed for every
-// output pixel of that phase (taps in padding on zeros), short reductions per tap, and copies
-// of the data tensors that are not f32 with contiguous channels.
+// computed for every output pixel of that phase (taps in padding on zeros), short reductions
+// per tap, and copies of the data tensors that are not f32 with contiguous channels.
 double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     const bool bwd_d = p.dir == conv_direction::bwd_data,
                bwd_w = p.dir == conv_direction::bwd_weights;
