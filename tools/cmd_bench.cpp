@@ -32,6 +32,7 @@ struct bench_args {
     int random = 0;
     uint64_t seed = 1;
     long long mb = 0;
+    int offset = 0;  // bytes past a 64-byte boundary at which every convgrad tensor starts
     std::vector<std::string> descs, layers;
     double budget_ms = 500;
     double check_gflop = 0.5;
@@ -145,15 +146,15 @@ struct check_outcome {
 // Checks the optimized kernel against the reference on the problem with its batch reduced so
 // that the (slow) reference takes about `max_gflop` at most.
 check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, bool ncx, double full_flops,
-                            double max_gflop, const std::string &fpmath) {
+                            double max_gflop, const std::string &fpmath, size_t offset) {
     conv_desc d = full;
     while (d.mb > 1 && full_flops * double(d.mb) / double(full.mb) > max_gflop * 1e9) d.mb = d.mb > 2 ? 2 : 1;
     const json::document doc = single(make_op(kind, d, dt, ncx), fpmath);
     graph_runner best(doc, impl_choice::best), ref(doc, impl_choice::reference);
-    tensor_map m = best.allocate();
+    tensor_map m = best.allocate(offset);
     best.fill_inputs(m, 1);
     best.execute(m);
-    tensor_map rm = ref.allocate_sharing_inputs(m);
+    tensor_map rm = ref.allocate_sharing_inputs(m, offset);
     ref.execute(rm);
     const auto &s = best.steps()[0];
     const size_t out = s.cp.outputs()[0].id();
@@ -225,6 +226,10 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--fpmath", args->fpmath,
                     "fpmath_mode of the f32 ops (strict, bf16, f16, tf32, any; default strict): also measures the "
                     "mode's error against strict f32 on uniform [-1, 1) data (the 'err' column)");
+    sub->add_option("--offset", args->offset,
+                    "bytes past a 64-byte boundary at which convgrad's tensors start, 0-60 in steps of 4 (default "
+                    "0; 16 is where glibc's malloc puts a large std::vector's or NumPy array's data); oneDNN's "
+                    "stay aligned");
     sub->add_flag("--list", args->list, "list the suite and exit");
     sub->add_flag("--no-onednn", args->no_onednn, "do not run oneDNN side by side (when built with it)");
     sub->add_flag("--require-onednn", args->require_onednn,
@@ -261,6 +266,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         if (threads.empty()) threads.push_back(current_threads());
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
         if (args->tag != "nxc" && args->tag != "ncx") throw CLI::ValidationError("--tag", "must be nxc or ncx");
+        if (args->offset < 0 || args->offset > 60 || args->offset % 4 != 0)
+            throw CLI::ValidationError("--offset", "must be a multiple of 4 from 0 to 60 bytes; got " +
+                                                       std::to_string(args->offset));
         const bool ncx = args->tag == "ncx";
         if (fpmath_mode m; !parse_fpmath_mode(args->fpmath, m))
             throw CLI::ValidationError("--fpmath", "must be one of strict, bf16, f16, tf32, any; got '" + args->fpmath + "'");
@@ -329,6 +337,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                                 : "no (built without libdnnl-dev)"));
         const bool without = !args->without.empty() || !args->prefer.empty();
         std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
+        if (args->offset)
+            std::printf("convgrad's tensors start %d bytes past a 64-byte boundary (--offset); oneDNN's are aligned\n",
+                        args->offset);
         if (vs_f32) std::printf("'x f32': convgrad's own f32 time on the same layer, op and threads / this time\n");
         if (fpmath)
             std::printf("fpmath_mode: %s for the f32 ops; 'err' = max |result - strict f32| / max |strict f32| on "
@@ -363,12 +374,13 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         // Checked once per (problem, op, type): the reference is slow.
                         const std::string check_key = p.name + "/" + p.desc.str() + "/" + to_string(kind) + "/" + to_string(dt);
                         if (!checks.count(check_key))
-                            checks[check_key] = check_problem(kind, p.desc, dt, ncx, flops, args->check_gflop, args->fpmath);
+                            checks[check_key] = check_problem(kind, p.desc, dt, ncx, flops, args->check_gflop, args->fpmath,
+                                                               size_t(args->offset));
                         const check_outcome chk = checks.at(check_key);
                         all_pass = all_pass && chk.pass;
                         double ms;
                         {
-                            tensor_map m = best.allocate();
+                            tensor_map m = best.allocate(size_t(args->offset));
                             best.fill_inputs(m, 1);
                             ms = time_median_ms([&] { best.execute(m); }, 3, args->budget_ms);
                         }
@@ -378,7 +390,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             const scoped_env disable("CONVGRAD_DISABLE", args->without);
                             const scoped_env prefer("CONVGRAD_PREFER", args->prefer);
                             graph_runner wo(doc, impl_choice::best);
-                            tensor_map m = wo.allocate();
+                            tensor_map m = wo.allocate(size_t(args->offset));
                             wo.fill_inputs(m, 1);
                             ms_wo = time_median_ms([&] { wo.execute(m); }, 3, args->budget_ms);
                         }

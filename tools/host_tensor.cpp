@@ -9,17 +9,18 @@
 
 namespace convgrad::tool {
 
-host_tensor::host_tensor(const logical_tensor &lt) : lt_(lt) {
+host_tensor::host_tensor(const logical_tensor &lt, size_t offset_bytes) : lt_(lt) {
     count_ = lt.element_count();
     bytes_ = lt.size_bytes();
-    const size_t alloc = (bytes_ + 64 + 63) / 64 * 64;
+    const size_t alloc = (offset_bytes + bytes_ + 64 + 63) / 64 * 64;
     auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, alloc));
     if (!p)
         throw error(status::out_of_memory, "tensor " + std::to_string(lt.id()) + " (" + to_string(lt.dtype()) +
                                                " " + detail::to_string(lt.shape()) + "): cannot allocate " +
                                                std::to_string(alloc) + " bytes");
     std::memset(p, 0, alloc);
-    mem_.reset(p, [](uint8_t *q) { std::free(q); });
+    const std::shared_ptr<uint8_t> owner(p, [](uint8_t *q) { std::free(q); });
+    mem_ = std::shared_ptr<uint8_t>(owner, p + offset_bytes);
 }
 
 dim_t host_tensor::offset_of(dim_t logical) const {

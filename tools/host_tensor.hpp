@@ -13,7 +13,9 @@ namespace convgrad::tool {
 class host_tensor {
 public:
     host_tensor() = default;
-    explicit host_tensor(const logical_tensor &lt);
+    /// Zeroed memory whose first element is `offset_bytes` past a 64-byte boundary (0: aligned;
+    /// 16: where glibc's malloc puts a large std::vector's data).
+    explicit host_tensor(const logical_tensor &lt, size_t offset_bytes = 0);
 
     const logical_tensor &lt() const { return lt_; }
     void *data() const { return mem_.get(); }

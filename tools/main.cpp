@@ -19,6 +19,11 @@ int main(int argc, char **argv) {
     convgrad::tool::add_info_command(app, exit_code);
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ValidationError &e) {
+        // An option's value breaks its rule (--threads=0, --offset=6): an error like the others
+        // (status 2, docs/cli.md), not a command-line syntax error.
+        app.exit(e);
+        return 2;
     } catch (const CLI::ParseError &e) {
         return app.exit(e);
     } catch (const convgrad::error &e) {

@@ -65,9 +65,9 @@ double graph_runner::flops() const {
     return f;
 }
 
-tensor_map graph_runner::allocate() const {
+tensor_map graph_runner::allocate(size_t offset_bytes) const {
     tensor_map m;
-    for (const auto &[id, l] : lts_) m.emplace(id, host_tensor(l));
+    for (const auto &[id, l] : lts_) m.emplace(id, host_tensor(l, offset_bytes));
     // s32 shape inputs hold the shape each op was compiled for.
     for (size_t id : inputs_) {
         host_tensor &t = m.at(id);
@@ -79,12 +79,12 @@ tensor_map graph_runner::allocate() const {
     return m;
 }
 
-tensor_map graph_runner::allocate_sharing_inputs(const tensor_map &other) const {
+tensor_map graph_runner::allocate_sharing_inputs(const tensor_map &other, size_t offset_bytes) const {
     tensor_map m;
     for (const auto &[id, l] : lts_) {
         if (std::find(inputs_.begin(), inputs_.end(), id) != inputs_.end() && other.count(id))
             m.emplace(id, other.at(id));
-        else m.emplace(id, host_tensor(l));
+        else m.emplace(id, host_tensor(l, offset_bytes));
     }
     return m;
 }

@@ -34,10 +34,11 @@ public:
     std::pair<const step *, size_t> consumer(size_t id) const;
     double flops() const;
 
-    /// Memory for every tensor id (inputs zeroed; s32 shape inputs hold the compiled shapes).
-    tensor_map allocate() const;
+    /// Memory for every tensor id (inputs zeroed; s32 shape inputs hold the compiled shapes),
+    /// each starting `offset_bytes` past a 64-byte boundary.
+    tensor_map allocate(size_t offset_bytes = 0) const;
     /// Same input tensors (shared memory), fresh outputs: for a second run to compare with.
-    tensor_map allocate_sharing_inputs(const tensor_map &other) const;
+    tensor_map allocate_sharing_inputs(const tensor_map &other, size_t offset_bytes = 0) const;
     /// Fills every float input not in `skip` with seeded small integers; returns whether all
     /// the data is exact (integers sized so that sums are exact).
     void fill_inputs(tensor_map &m, uint64_t seed, const std::vector<size_t> &skip = {}) const;

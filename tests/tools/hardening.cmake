@@ -36,6 +36,12 @@ convgrad_cli_case(mb_overflows_strides 2 "--mb 58546812335685632: tensor 0: size
                   ${TOOL} run ${H}/conv_3d_small.json --mb=58546812335685632)
 convgrad_cli_case(tensor_too_large_named 2 "out_of_memory.*tensor 0 \\(f32 \\[100000,8,1000,1000\\]\\): cannot allocate"
                   ${TOOL} run ${H}/conv_2d_small.json --in-shapes=0:100000x8x1000x1000)
+convgrad_cli_case(bench_threads_zero 2 "--threads: must be between 1 and 1024"
+                  ${TOOL} bench --threads=0 --no-onednn mb1ic16ih8oc16oh8kh3ph1)
+convgrad_cli_case(bench_offset_not_a_float_step 2 "--offset: must be a multiple of 4 from 0 to 60 bytes. got 6"
+                  ${TOOL} bench --offset=6 --no-onednn mb1ic16ih8oc16oh8kh3ph1)
+convgrad_cli_case(bench_offset_past_a_line 2 "--offset: must be a multiple of 4 from 0 to 60 bytes. got 64"
+                  ${TOOL} bench --offset=64 --no-onednn mb1ic16ih8oc16oh8kh3ph1)
 convgrad_cli_case(missing_case_file 2 "no_such_case.json: cannot open"
                   ${TOOL} run ${H}/no_such_case.json)
 convgrad_cli_case(missing_harness_file 2 "no_such_harness: cannot open"

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "check.hpp"
 #include "desc.hpp"
@@ -116,6 +117,16 @@ TEST(Fill, RangesKeepSumsExact) {
     for (double v : t.values()) {
         EXPECT_EQ(v, std::round(v));
         EXPECT_LE(std::abs(v), 2);
+    }
+}
+
+TEST(HostTensor, StartsAtTheRequestedOffsetPastALine) {
+    for (size_t off : {size_t(0), size_t(4), size_t(16), size_t(60)}) {
+        host_tensor t(logical_tensor(0, data_type::f32, {300}), off);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, off);
+        for (dim_t i = 0; i < t.count(); ++i) EXPECT_EQ(t.get(i), 0.0);  // zeroed, in bounds
+        t.set(299, 7);
+        EXPECT_EQ(t.get(299), 7.0);
     }
 }
 
