@@ -12,6 +12,7 @@
 
 #include "core/resolve.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "util/conv_geometry.hpp"
 #include "util/kernel_check.hpp"
 
 namespace convgrad {
@@ -49,43 +50,10 @@ const col2im_case stem_small{"stem", op_kind::ConvolutionBackwardData, 1, 3, 16,
 // clang-format on
 
 // Strides of `shape` (row-major) with every axis padded by one element.
-dims padded(const dims &shape) {
-    dims st(shape.size());
-    dim_t acc = 1;
-    for (size_t i = shape.size(); i-- > 0;) st[i] = acc, acc *= shape[i] + 1;
-    return st;
-}
-
 op make_op(const col2im_case &c) {
-    const bool ct = c.kind == op_kind::ConvTranspose;
-    const size_t S = c.big.size();
-    dims small, op_pad;
-    for (size_t j = 0; j < S; ++j) {
-        const dim_t ke = (c.k[j] - 1) * c.dl[j] + 1, span = c.big[j] + c.pb[j] + c.pe[j] - ke;
-        small.push_back(span / c.s[j] + 1);
-        op_pad.push_back(span % c.s[j]);
-    }
-    auto data = [&](dim_t C, const dims &sp) {
-        dims d{c.mb};
-        if (c.ncx) d.push_back(C);
-        d.insert(d.end(), sp.begin(), sp.end());
-        if (!c.ncx) d.push_back(C);
-        return d;
-    };
-    dims w{c.g * c.ocg, c.icg};
-    w.insert(w.end(), c.k.begin(), c.k.end());
-    op o(0, c.kind, c.what);
-    o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pb);
-    o.set_attr("pads_end", c.pe).set_attr("groups", c.g);
-    o.set_attr("data_format", std::string(c.ncx ? "NCX" : "NXC"));
-    o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
-    testing::conv_shapes sh{
-        data(c.g * c.icg, c.big), data(c.g * c.ocg, small), w, op_pad, c.g * c.icg, c.g * c.ocg};
-    testing::add_conv_tensors(o, c.kind, sh, c.bias, c.dt, [&](size_t id, const dims &shape) {
-        return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
-                                : logical_tensor(id, c.dt, shape);
-    });
-    return o;
+    return testing::make_geometry_op({c.what, c.g, c.mb, c.big, c.k, c.s, c.pb, c.pe, c.dl, c.ncx,
+                                      c.padded_strides, c.dt, c.icg, c.ocg},
+                                     c.kind, c.bias);
 }
 
 const std::vector<testing::swept_case> &edge_cases() {

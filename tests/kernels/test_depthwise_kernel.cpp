@@ -29,35 +29,18 @@
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
+#include "kernels/dw_test_util.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 #include "util/kernel_check.hpp"
-
-// The run functions of the per-ISA units, declared as kernels/inventory.cpp declares them.
-namespace convgrad::detail {
-namespace avx2 {
-#include "kernels/common/unit_entry_points.hpp"
-}  // namespace avx2
-namespace avx512 {
-#include "kernels/common/unit_entry_points.hpp"
-}  // namespace avx512
-namespace avx512_emu {
-#include "kernels/common/unit_entry_points.hpp"
-}  // namespace avx512_emu
-}  // namespace convgrad::detail
 
 namespace convgrad {
 namespace {
 
+using dw_geometry = testing::conv_geometry;
+using testing::conv_kinds;
+using testing::dw_unit;
+using testing::dw_units;
 using testing::tensor_buffer;
-
-struct dw_geometry {
-    const char *what;
-    dim_t g, mb;
-    dims big, k, s, pb, pe, dl;  // dl: 1 = dense
-    bool ncx, padded_strides;
-    data_type dt;
-    dim_t icg = 1, ocg = 1;  // channels per group of the big (src) and small (dst) sides
-};
 
 // clang-format off
 const dw_geometry geometries[] = {
@@ -168,70 +151,23 @@ const dw_geometry ncx_geometries[] = {
     {"NCX threaded stride 2 bf16", 20, 6, {64, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16},
     {"NCX threaded upsampler f16", 17, 8, {48, 48}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::f16},
 };
-const op_kind kinds[] = {op_kind::Convolution, op_kind::ConvolutionBackwardData, op_kind::ConvolutionBackwardWeights,
-                         op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData, op_kind::ConvTransposeBackwardWeights};
 // clang-format on
-
-// Strides of `shape` (row-major) with every axis padded by one element.
-dims padded(const dims &shape) {
-    dims st(shape.size());
-    dim_t acc = 1;
-    for (size_t i = shape.size(); i-- > 0;) st[i] = acc, acc *= shape[i] + 1;
-    return st;
-}
-
-op make_op(const dw_geometry &c, op_kind kind, bool bias) {
-    const bool ct = is_conv_transpose_family(kind);
-    const size_t S = c.big.size();
-    dims small, op_pad;
-    for (size_t j = 0; j < S; ++j) {
-        const dim_t ke = (c.k[j] - 1) * c.dl[j] + 1, span = c.big[j] + c.pb[j] + c.pe[j] - ke;
-        small.push_back(span / c.s[j] + 1);
-        op_pad.push_back(span % c.s[j]);
-    }
-    auto data = [&](const dims &sp, dim_t channels) {
-        dims d{c.mb};
-        if (c.ncx) d.push_back(channels);
-        d.insert(d.end(), sp.begin(), sp.end());
-        if (!c.ncx) d.push_back(channels);
-        return d;
-    };
-    // OIX [G*ocg, icg, K]; IOX [IC, OC/G, K] of the ConvTranspose (its src is the small side):
-    // the same shape.
-    dims w{c.g * c.ocg, c.icg};
-    w.insert(w.end(), c.k.begin(), c.k.end());
-    op o(0, kind, c.what);
-    o.set_attr("strides", c.s).set_attr("dilations", c.dl).set_attr("pads_begin", c.pb);
-    o.set_attr("pads_end", c.pe).set_attr("groups", c.g);
-    o.set_attr("data_format", std::string(c.ncx ? "NCX" : "NXC"));
-    o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
-    if (kind == op_kind::ConvolutionBackwardWeights ||
-        kind == op_kind::ConvTransposeBackwardWeights)
-        o.set_attr("weights_shape", w);
-    const dim_t big_c = c.g * c.icg, small_c = c.g * c.ocg;
-    testing::conv_shapes sh{data(c.big, big_c), data(small, small_c), w, op_pad, big_c, small_c};
-    testing::add_conv_tensors(o, kind, sh, bias, c.dt, [&](size_t id, const dims &shape) {
-        return c.padded_strides ? logical_tensor(id, c.dt, shape, padded(shape))
-                                : logical_tensor(id, c.dt, shape);
-    });
-    return o;
-}
 
 // Every geometry under every op; the forward ops (Convolution, ConvTranspose) with a bias.
 template <size_t N>
 std::vector<testing::swept_case> sweep(const dw_geometry (&geos)[N], uint64_t seed) {
     size_t next = 0;
     auto make = [&](std::mt19937_64 &) {
-        const dw_geometry &c = geos[next / std::size(kinds)];
-        const op_kind kind = kinds[next % std::size(kinds)];
+        const dw_geometry &c = geos[next / std::size(conv_kinds)];
+        const op_kind kind = conv_kinds[next % std::size(conv_kinds)];
         ++next;
         const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
-        return std::pair<op, std::string>(make_op(c, kind, bias),
+        return std::pair<op, std::string>(testing::make_geometry_op(c, kind, bias),
                                           std::string(c.what) + " " + to_string(kind));
     };
-    const int n = int(N * std::size(kinds));
+    const int n = int(N * std::size(conv_kinds));
     return testing::reference_sweep(
-        seed, n, make, [](int iter) { return 1 + (iter / int(std::size(kinds))) % 3; });
+        seed, n, make, [](int iter) { return 1 + (iter / int(std::size(conv_kinds))) % 3; });
 }
 
 const std::vector<testing::swept_case> &edge_cases() {
@@ -336,7 +272,7 @@ TEST(Depthwise, GroupedLanesEqualTheReference) {
 TEST(Depthwise, PlanesAreCopiedInChunks) {
     const dw_geometry &c = grouped_geometries[std::size(grouped_geometries) - 2];
     for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
-        const op o = make_op(c, kind, false);
+        const op o = testing::make_geometry_op(c, kind, false);
         const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
         for (const detail::impl_desc *row : dw_rows()) {
             if (!testing::how_to_run(*row).create) continue;
@@ -359,7 +295,7 @@ TEST(Depthwise, NcxCopiesAChunkOfImages) {
     ASSERT_NE(c, nullptr);
     for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                          op_kind::ConvolutionBackwardWeights}) {
-        const op o = make_op(*c, kind, false);
+        const op o = testing::make_geometry_op(*c, kind, false);
         const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
         for (const detail::impl_desc *row : dw_rows()) {
             if (!testing::how_to_run(*row).create) continue;
@@ -383,7 +319,7 @@ TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
     for (const bool ncx : {false, true})
         for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
             c.ncx = ncx;
-            const op o = make_op(c, kind, false);
+            const op o = testing::make_geometry_op(c, kind, false);
             const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
             std::vector<tensor_buffer> in;
             std::mt19937_64 rng(3);
@@ -417,19 +353,6 @@ TEST(Depthwise, InfWeightAtAPaddedTapIsSkipped) {
         }
 }
 
-// The channels-last kernel's units, run directly on a plan the test changes.
-struct dw_unit {
-    const char *name;
-    detail::cpu_isa isa;  // what the machine needs to run it
-    detail::register_tile tile;
-    void (*run)(const detail::dw_plan &, const detail::conv_args &);
-};
-const dw_unit dw_units[] = {
-    {"avx512", detail::cpu_isa::avx512, {16, 32}, detail::avx512::run_depthwise},
-    {"avx2", detail::cpu_isa::avx2, {8, 16}, detail::avx2::run_depthwise},
-    // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
-    {"avx512_emulated", detail::cpu_isa::avx2, {16, 32}, detail::avx512_emu::run_depthwise}};
-
 // An output stored past the caches (the plan's stream_output, which the kernels take for big
 // outputs in place) holds the same bits as one stored plainly: at a 64-byte aligned address,
 // where whole vectors are streamed (bf16/f16: blocks of two vectors, one line) and channel
@@ -446,7 +369,7 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
             for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                                  op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData}) {
                 const bool bias = kind == op_kind::Convolution || kind == op_kind::ConvTranspose;
-                const op o = make_op(c, kind, bias);
+                const op o = testing::make_geometry_op(c, kind, bias);
                 const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
                 if (!detail::dw_why_not(r.prob, u.tile.vlen).empty()) continue;
                 std::vector<tensor_buffer> in;
@@ -476,9 +399,8 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
                 for (size_t offset : {0, 1}) {
                     const std::vector<uint8_t> plain = run(false, offset),
                                                streamed = run(true, offset);
-                    EXPECT_EQ(plain, streamed)
-                        << u.name << " " << c.what << " " << to_string(kind) << " offset "
-                        << offset;
+                    EXPECT_EQ(plain, streamed) << u.name << " " << c.what << " " << to_string(kind)
+                                               << " offset " << offset;
                     ++runs;
                 }
             }
@@ -497,7 +419,7 @@ TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
         "MobileNetV2 3x3", 144, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false,
         data_type::f32};
     auto plan = [&](const dw_geometry &g, op_kind kind) {
-        const op o = make_op(g, kind, false);
+        const op o = testing::make_geometry_op(g, kind, false);
         return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
     };
     const detail::dw_plan one = plan(c, op_kind::Convolution);
@@ -520,7 +442,7 @@ TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
     EXPECT_FALSE(plan(ncx, op_kind::Convolution).stream_output);
     for (const detail::impl_desc *row : dw_rows()) {
         if (!testing::how_to_run(*row).create) continue;
-        const op o = make_op(c, op_kind::Convolution, false);
+        const op o = testing::make_geometry_op(c, op_kind::Convolution, false);
         const std::string d =
             row->create(detail::resolve_op(o, o.inputs(), o.outputs()).prob)->describe();
         EXPECT_NE(d.find("output streamed past the caches"), std::string::npos) << d;
@@ -528,7 +450,7 @@ TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
 }
 
 TEST(Depthwise, DeclinesWithReasons) {
-    const op o = make_op(geometries[1], op_kind::Convolution, false);
+    const op o = testing::make_geometry_op(geometries[1], op_kind::Convolution, false);
     detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
     for (int vlen : {8, 16}) {
         p.icg = p.ocg = 1;
@@ -552,7 +474,8 @@ TEST(Depthwise, DeclinesWithReasons) {
 // The NCX rows take true depthwise layers with w contiguous and lines of at least half a
 // vector, and say why not otherwise.
 TEST(Depthwise, NcxDeclinesWithReasons) {
-    const op o = make_op(ncx_geometries[0], op_kind::Convolution, false);  // 17 outputs along w
+    const op o = testing::make_geometry_op(ncx_geometries[0], op_kind::Convolution,
+                                           false);  // 17 outputs along w
     const detail::conv_problem base = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
     auto why = [](const detail::conv_problem &p, int vlen) {
         return detail::dw_ncx_why_not(p, vlen);
