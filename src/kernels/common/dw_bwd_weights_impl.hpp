@@ -20,12 +20,13 @@ constexpr dim_t dw_bww_ahead_lines = 48;
 // then each tap alone finishes its own border outputs. Adds into P (at tap kw0, channel c0).
 // Not inlined: GCC 12 inlined it into dw_bww_images' row loop once that loop walked a list of
 // rows, and MobileNetV2's stride-2 weight gradient took 15.5 ms instead of 10.9 (Zen 3).
-template <int DT, int NV, bool TAIL, int KB>
+// HEAD: the first vector starts before channel 0 (dw_lane_shift), its lanes of mh loaded.
+template <int DT, int NV, bool TAIL, bool HEAD, int KB>
 [[gnu::noinline]] static void dw_bww_taps(const conv_problem &p,
                                           const typename dw_elem<DT>::T *drow,
                                           const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps,
                                           dim_t kw0, const dim_t *lo_all, const dim_t *hi_all,
-                                          float *P, dim_t cpad, int n, mask_t mk) {
+                                          float *P, dim_t cpad, int n, mask_t mk, mask_t mh) {
     using T = typename dw_elem<DT>::T;
     const dim_t s = p.s[2];
     const dim_t *lo = lo_all + kw0, *hi = hi_all + kw0;
@@ -51,8 +52,8 @@ template <int DT, int NV, bool TAIL, int KB>
             const T *dp = drow + ow * dps;
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
-                d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
-                d2[v] = dw_load_v<DT, NV, TAIL>(dp + dps + v * W, v, n, mk);
+                d[v] = dw_load_v<DT, NV, TAIL, HEAD>(dp + v * W, v, n, mk, mh);
+                d2[v] = dw_load_v<DT, NV, TAIL, HEAD>(dp + dps + v * W, v, n, mk, mh);
             }
 #pragma GCC unroll 4
             for (int k = 0; k < KB; ++k)
@@ -60,8 +61,10 @@ template <int DT, int NV, bool TAIL, int KB>
                 for (int v = 0; v < NV; ++v) {
                     const T *x = srow + (ow * s + off[k]) * sps + v * W;
                     const T *x2 = srow + ((ow + 1) * s + off[k]) * sps + v * W;
-                    acc[k][v] = vt::fma(d[v], dw_load_v<DT, NV, TAIL>(x, v, n, mk), acc[k][v]);
-                    acc2[k][v] = vt::fma(d2[v], dw_load_v<DT, NV, TAIL>(x2, v, n, mk), acc2[k][v]);
+                    acc[k][v] =
+                        vt::fma(d[v], dw_load_v<DT, NV, TAIL, HEAD>(x, v, n, mk, mh), acc[k][v]);
+                    acc2[k][v] =
+                        vt::fma(d2[v], dw_load_v<DT, NV, TAIL, HEAD>(x2, v, n, mk, mh), acc2[k][v]);
                 }
         }
     }
@@ -69,14 +72,15 @@ template <int DT, int NV, bool TAIL, int KB>
         V d[NV];
         const T *dp = drow + ow * dps;
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) d[v] = dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk);
+        for (int v = 0; v < NV; ++v) d[v] = dw_load_v<DT, NV, TAIL, HEAD>(dp + v * W, v, n, mk, mh);
 #pragma GCC unroll 4
         for (int k = 0; k < KB; ++k)
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
-                acc[k][v] = vt::fma(
-                    d[v], dw_load_v<DT, NV, TAIL>(srow + (ow * s + off[k]) * sps + v * W, v, n, mk),
-                    acc[k][v]);
+                acc[k][v] = vt::fma(d[v],
+                                    dw_load_v<DT, NV, TAIL, HEAD>(
+                                        srow + (ow * s + off[k]) * sps + v * W, v, n, mk, mh),
+                                    acc[k][v]);
     }
     if constexpr (U == 2) {
 #pragma GCC unroll 4
@@ -90,8 +94,9 @@ template <int DT, int NV, bool TAIL, int KB>
             const T *dp = drow + ow * dps, *sp = srow + (ow * s + off[k]) * sps;
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
-                acc[k][v] = vt::fma(dw_load_v<DT, NV, TAIL>(dp + v * W, v, n, mk),
-                                    dw_load_v<DT, NV, TAIL>(sp + v * W, v, n, mk), acc[k][v]);
+                acc[k][v] =
+                    vt::fma(dw_load_v<DT, NV, TAIL, HEAD>(dp + v * W, v, n, mk, mh),
+                            dw_load_v<DT, NV, TAIL, HEAD>(sp + v * W, v, n, mk, mh), acc[k][v]);
         };
         if (blo < bhi) {
             for (dim_t ow = lo[k]; ow < blo; ++ow) one(ow);
@@ -106,26 +111,47 @@ template <int DT, int NV, bool TAIL, int KB>
     }
 }
 
-template <int DT, int NV, bool TAIL>
+template <int DT, int NV, bool TAIL, bool HEAD>
 static void dw_bww_row(const conv_problem &p, const typename dw_elem<DT>::T *drow,
                        const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps, const dim_t *lo,
-                       const dim_t *hi, float *P, dim_t cpad, int n, mask_t mk) {
+                       const dim_t *hi, float *P, dim_t cpad, int n, mask_t mk, mask_t mh) {
     for (dim_t kw0 = 0; kw0 < p.k[2]; kw0 += dw_kb_max) {
         float *pk = P + kw0 * cpad;
         switch (imin(dw_kb_max, p.k[2] - kw0)) {
             case 1:
-                dw_bww_taps<DT, NV, TAIL, 1>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, HEAD, 1>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad,
+                                                   n, mk, mh);
                 break;
             case 2:
-                dw_bww_taps<DT, NV, TAIL, 2>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, HEAD, 2>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad,
+                                                   n, mk, mh);
                 break;
             case 3:
-                dw_bww_taps<DT, NV, TAIL, 3>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, HEAD, 3>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad,
+                                                   n, mk, mh);
                 break;
             default:
-                dw_bww_taps<DT, NV, TAIL, 4>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad, n, mk);
+                dw_bww_taps<DT, NV, TAIL, HEAD, 4>(p, drow, srow, dps, sps, kw0, lo, hi, pk, cpad,
+                                                   n, mk, mh);
                 break;
         }
+    }
+}
+
+// The first channel group of a row whose vectors are shifted (f32): its first vector masked to
+// the pixel's channels (never the tail as well: dw_lane_shift leaves channel W - 1 to it).
+template <int DT>
+static void dw_bww_head_row(const conv_problem &p, const typename dw_elem<DT>::T *drow,
+                            const typename dw_elem<DT>::T *srow, dim_t dps, dim_t sps,
+                            const dim_t *lo, const dim_t *hi, float *P, dim_t cpad, int nv,
+                            bool tail, int n, mask_t mk, mask_t mh) {
+    if constexpr (DT == dw_f32) {
+        if (nv == 2 && !tail)
+            dw_bww_row<DT, 2, false, true>(p, drow, srow, dps, sps, lo, hi, P, cpad, n, mk, mh);
+        else if (nv == 2)
+            dw_bww_row<DT, 2, true, true>(p, drow, srow, dps, sps, lo, hi, P, cpad, n, mk, mh);
+        else
+            dw_bww_row<DT, 1, false, true>(p, drow, srow, dps, sps, lo, hi, P, cpad, n, mk, mh);
     }
 }
 
@@ -135,13 +161,14 @@ template <int DT>
 static void dw_bww_images(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &src,
                           const dw_view<const typename dw_elem<DT>::T> &dst, dim_t mb,
                           const std::vector<dim_t> &lo, const std::vector<dim_t> &hi, dim_t cpad,
-                          float *partials, dim_t part,
+                          int shift, float *partials, dim_t part,
                           const dw_plane_room<typename dw_elem<DT>::T> &room) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    const dim_t nvec = cpad / W, C = pl.lanes;
+    // (The views start `shift` elements before channel 0: dw_lane_shift.)
+    const dim_t nvec = cpad / W, C = pl.lanes + shift;
     const int n = int(C - (nvec - 1) * W);
-    const mask_t mk = vt::mask(n);
+    const mask_t mk = vt::mask(n), mh = dw_head_mask(shift);
     const bool tail = n < W;
     const dim_t nrt = p.k[0] * p.k[1] * pl.planes, groups = div_up(nvec, dw_nv_max);
     // Per thread: the src rows of the current and of the next output row with their taps' first
@@ -216,18 +243,21 @@ static void dw_bww_images(const dw_plan &pl, const dw_view<const typename dw_ele
                         da.step();
                         const T *srow = cur[r] + c0;
                         float *pt = P + wcur[r] * cpad + c0;
-                        if (nv == 2 && !last_tail)
-                            dw_bww_row<DT, 2, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
-                                                     hi.data(), pt, cpad, n, mk);
+                        if (v0 == 0 && shift > 0)
+                            dw_bww_head_row<DT>(p, drow, srow, dst.w, in.v.w, lo.data(), hi.data(),
+                                                pt, cpad, nv, last_tail, n, mk, mh);
+                        else if (nv == 2 && !last_tail)
+                            dw_bww_row<DT, 2, false, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                            hi.data(), pt, cpad, n, mk, mh);
                         else if (nv == 2)
-                            dw_bww_row<DT, 2, true>(p, drow, srow, dst.w, in.v.w, lo.data(),
-                                                    hi.data(), pt, cpad, n, mk);
+                            dw_bww_row<DT, 2, true, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                           hi.data(), pt, cpad, n, mk, mh);
                         else if (!last_tail)
-                            dw_bww_row<DT, 1, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
-                                                     hi.data(), pt, cpad, n, mk);
+                            dw_bww_row<DT, 1, false, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                            hi.data(), pt, cpad, n, mk, mh);
                         else
-                            dw_bww_row<DT, 1, true>(p, drow, srow, dst.w, in.v.w, lo.data(),
-                                                    hi.data(), pt, cpad, n, mk);
+                            dw_bww_row<DT, 1, true, false>(p, drow, srow, dst.w, in.v.w, lo.data(),
+                                                           hi.data(), pt, cpad, n, mk, mh);
                     }
                 }
                 std::swap(cur, next);
@@ -243,7 +273,7 @@ static void dw_bww_images(const dw_plan &pl, const dw_view<const typename dw_ele
 // ncx_chunk images at a time; `outer` is that chunk, the batch when nothing is copied).
 template <int DT, class Views>
 static void dw_bwd_weights(const dw_plan &pl, dim_t outer, const Views &views, dim_t cpad,
-                           void *user_w) {
+                           int shift, void *user_w) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const dim_t ksp = p.ksp(), C = pl.lanes, part = pl.planes * ksp * cpad;
@@ -264,10 +294,10 @@ static void dw_bwd_weights(const dw_plan &pl, dim_t outer, const Views &views, d
     for (dim_t c0 = 0; c0 < p.mb; c0 += outer)
         views(c0, imin(outer, p.mb - c0),
               [&](const dw_view<const T> &src, const dw_view<const T> &dst) {
-                  dw_bww_images<DT>(pl, src, dst, imin(outer, p.mb - c0), lo, hi, cpad, partials.p,
-                                    part, room);
+                  dw_bww_images<DT>(pl, src, dst, imin(outer, p.mb - c0), lo, hi, cpad, shift,
+                                    partials.p, part, room);
               });
-    // The partials in thread order, rounded once: lane c of plane i is w[oc = c][i].
+    // The partials in thread order, rounded once: lane shift + c of plane i is w[oc = c][i].
     parallel(pl.nthr, [&](int ithr, int nt) {
         const weights_layout &l = p.wei;
         dim_t xs, xe;
@@ -276,8 +306,8 @@ static void dw_bwd_weights(const dw_plan &pl, dim_t outer, const Views &views, d
             const dim_t c = x / (pl.planes * ksp), pt = x % (pl.planes * ksp);
             const dim_t t = pt % ksp, pp = pt / ksp;
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            float sum = partials.p[pt * cpad + c];
-            for (int q = 1; q < pl.nthr; ++q) sum += partials.p[q * part + pt * cpad + c];
+            float sum = partials.p[pt * cpad + shift + c];
+            for (int q = 1; q < pl.nthr; ++q) sum += partials.p[q * part + pt * cpad + shift + c];
             store_elem(p.dt, user_w,
                        dw_weight_offset(p, c, pp) + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2],
                        sum);

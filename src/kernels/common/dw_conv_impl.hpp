@@ -61,13 +61,17 @@ struct dw_line_job {
     int nrows;
     dim_t ips;  // input pixel stride (elements)
     const float *wp;
-    dim_t cpad;         // channels padded to whole vectors: the tap stride of wp
-    const float *bias;  // padded like wp, or null
-    T *out;             // output pixel q = 0, channel 0
-    dim_t ostep;        // elements between outputs q and q + 1
-    dw_tap<T> *taps;    // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
+    dim_t cpad;          // channels padded to whole vectors: the tap stride of wp
+    const float *bias;   // padded like wp, or null
+    T *out;              // output pixel q = 0, channel 0
+    dim_t ostep;         // elements between outputs q and q + 1
+    dw_tap<T> *taps;     // room for every tap (ksp): the (row, w tap) pairs, flattened by dw_line
     dw_ahead<T> *ahead;  // the next line's new rows, stepped once per channel group and block
     bool stream;         // whole vectors stored past the caches (dw_plan::stream_output)
+    // f32 with vectors shifted onto whole lines (dw_lane_shift): the lanes of the first vector
+    // that are channels of the pixel; head is false without a shift.
+    bool head;
+    mask_t mh;
 };
 
 // Two vectors of bf16/f16 results, one line, streamed (T: looked up where it is used, only by
@@ -79,10 +83,11 @@ static inline void dw_stream_line(uint16_t *p, typename T::V lo, typename T::V h
 
 // acc += one input pixel's NV vectors of channels (at x) times the tap's weights: widened
 // vector by vector, or as the two halves of a split block (dw_split_block).
-template <int DT, int NV, bool TAIL>
+template <int DT, int NV, bool TAIL, bool HEAD>
 [[gnu::always_inline]] static inline void dw_madd_pixel(V (&acc)[NV],
                                                         const typename dw_elem<DT>::T *x,
-                                                        const V (&wv)[NV], int n, mask_t mk) {
+                                                        const V (&wv)[NV], int n, mask_t mk,
+                                                        mask_t mh) {
     if constexpr (dw_split_block<DT, NV, TAIL>) {
         V even, odd;
         vt::load_bf16_split(x, even, odd);
@@ -91,14 +96,15 @@ template <int DT, int NV, bool TAIL>
     } else {
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
-            acc[v] = vt::fma(dw_load_v<DT, NV, TAIL>(x + v * W, v, n, mk), wv[v], acc[v]);
+            acc[v] = vt::fma(dw_load_v<DT, NV, TAIL, HEAD>(x + v * W, v, n, mk, mh), wv[v], acc[v]);
     }
 }
 
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
 // INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
 // so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
-template <int DT, int NV, bool TAIL, int UR, bool INSIDE>
+// HEAD: the first vector starts before channel 0 (the line's first channel group, j.mh).
+template <int DT, int NV, bool TAIL, bool HEAD, int UR, bool INSIDE>
 static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
                      mask_t mk) {
     using T = typename dw_elem<DT>::T;
@@ -129,8 +135,8 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
             const T *xb = x + (UR / 2) * step;
 #pragma GCC unroll 16
             for (int q = 0; q < UR; ++q)
-                dw_madd_pixel<DT, NV, TAIL>(
-                    acc[q], q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step, wv, n, mk);
+                dw_madd_pixel<DT, NV, TAIL, HEAD>(
+                    acc[q], q < UR / 2 ? x + q * step : xb + (q - UR / 2) * step, wv, n, mk, j.mh);
         } else {
             // Constant trip count: acc stays in registers; the taps in the padding are skipped.
 #pragma GCC unroll 16
@@ -138,7 +144,8 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
                 // Only for pixels that exist: q * stride past them may not fit in 64 bits.
                 const dim_t iw = q < m ? i0 + q * L.a : -1;
                 if (iw >= 0 && iw < L.in_w)
-                    dw_madd_pixel<DT, NV, TAIL>(acc[q], tp.row + iw * ips + c0, wv, n, mk);
+                    dw_madd_pixel<DT, NV, TAIL, HEAD>(acc[q], tp.row + iw * ips + c0, wv, n, mk,
+                                                      j.mh);
             }
         }
     }
@@ -151,7 +158,9 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
                 if (INSIDE || q < m)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v) {
-                        if (TAIL && v == NV - 1)
+                        if (HEAD && v == 0)
+                            vt::store_mask(o + q * os, acc[q][0], j.mh);
+                        else if (TAIL && v == NV - 1)
                             vt::store_mask(o + q * os + v * W, acc[q][v], mk);
                         else
                             vt::stream(o + q * os + v * W, acc[q][v]);
@@ -180,17 +189,33 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
         if (INSIDE || q < m)
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
-                dw_store_v<DT, NV, TAIL>(o + q * os + v * W, acc[q][v], v, n, mk);
+                dw_store_v<DT, NV, TAIL, HEAD>(o + q * os + v * W, acc[q][v], v, n, mk, j.mh);
 }
 
-template <int DT, int NV, bool TAIL, int UR>
+template <int DT, int NV, bool TAIL, bool HEAD, int UR>
 static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t c0, int n,
                          mask_t mk) {
     const dw_wline &L = *j.L;
     if (m == UR && q0 >= L.q_lo && q0 + UR <= L.q_hi)
-        dw_block<DT, NV, TAIL, UR, true>(j, ntaps, q0, m, c0, n, mk);
+        dw_block<DT, NV, TAIL, HEAD, UR, true>(j, ntaps, q0, m, c0, n, mk);
     else
-        dw_block<DT, NV, TAIL, UR, false>(j, ntaps, q0, m, c0, n, mk);
+        dw_block<DT, NV, TAIL, HEAD, UR, false>(j, ntaps, q0, m, c0, n, mk);
+}
+
+// The first channel group of a line whose vectors are shifted (f32; j.head): its first vector
+// is masked to the pixel's channels. (Never a tail as well: the shift applies to 16 channels
+// or more, which fill the first vector's lanes from the shift on and reach into the next.)
+template <int DT, int UR>
+static void dw_head_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, int nv, bool tail,
+                          int n, mask_t mk) {
+    if constexpr (DT == dw_f32) {
+        if (nv == 2 && !tail)
+            dw_block_any<DT, 2, false, true, UR>(j, ntaps, q0, m, 0, n, mk);
+        else if (nv == 2)
+            dw_block_any<DT, 2, true, true, UR>(j, ntaps, q0, m, 0, n, mk);
+        else
+            dw_block_any<DT, 1, false, true, UR>(j, ntaps, q0, m, 0, n, mk);
+    }
 }
 
 // The whole line, channel groups innermost: the few input pixels of a block stay in L1 while
@@ -213,22 +238,25 @@ static void dw_line(const dw_line_job<DT> &j, dim_t C) {
             const dim_t c0 = v0 * W;
             const bool last = v0 + dw_nv_max >= nvec;
             const int nv = int(imin(dw_nv_max, nvec - v0));
-            if (nv == 2 && !(last && tail))
-                dw_block_any<DT, 2, false, UR>(j, ntaps, q0, m, c0, n, mk);
+            if (v0 == 0 && j.head)
+                dw_head_block<DT, UR>(j, ntaps, q0, m, nv, last && tail, n, mk);
+            else if (nv == 2 && !(last && tail))
+                dw_block_any<DT, 2, false, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (nv == 2)
-                dw_block_any<DT, 2, true, UR>(j, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 2, true, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else if (!(last && tail))
-                dw_block_any<DT, 1, false, UR>(j, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, false, false, UR>(j, ntaps, q0, m, c0, n, mk);
             else
-                dw_block_any<DT, 1, true, UR>(j, ntaps, q0, m, c0, n, mk);
+                dw_block_any<DT, 1, true, false, UR>(j, ntaps, q0, m, c0, n, mk);
         }
     }
 }
 
-// Weights as [plane][tap][cpad] f32: lane c of plane pp multiplies plane pp's input; with
-// `split_order` (bf16) in the order of the split blocks (dw_split_lanes).
-static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, bool split_order,
-                            float *out) {
+// Weights as [plane][tap][cpad] f32: lane shift + c of plane pp multiplies plane pp's input
+// channel c (the lanes before it are zeros: dw_lane_shift); with `split_order` (bf16) in the
+// order of the split blocks (dw_split_lanes).
+static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, int shift,
+                            bool split_order, float *out) {
     const conv_problem &p = pl.p;
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), C = pl.lanes;
@@ -240,9 +268,10 @@ static void dw_pack_weights(const dw_plan &pl, const void *user, dim_t cpad, boo
             const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
             const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
             float *o = out + x * cpad;
+            for (dim_t c = 0; c < shift; ++c) o[c] = 0.f;
             for (dim_t c = 0; c < C; ++c)
-                o[c] = load_elem(p.dt, user, dw_weight_offset(p, c, pp) + toff);
-            for (dim_t c = C; c < cpad; ++c) o[c] = 0.f;
+                o[shift + c] = load_elem(p.dt, user, dw_weight_offset(p, c, pp) + toff);
+            for (dim_t c = shift + C; c < cpad; ++c) o[c] = 0.f;
             if (split_order) dw_split_lanes(o, C);
         }
     });
@@ -259,6 +288,8 @@ struct dw_lines {
     dw_view<T> out;                   // image 0 of the chunk
     const float *wp, *bias;
     dim_t cpad;
+    dim_t lanes;  // the plan's, plus the shift: the views start `shift` elements early
+    int shift;    // dw_lane_shift
 };
 
 template <int UR, int DT, auto reach>
@@ -273,14 +304,15 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     std::vector<dw_tap<T>> taps_mem(size_t(pl.nthr * ksp * pl.planes));
     // Steps per line (channel groups of blocks of outputs), over which the next line's rows are
     // fetched.
-    const dim_t groups = div_up(div_up(pl.lanes, W), dw_nv_max);
+    const dim_t groups = div_up(div_up(li.lanes, W), dw_nv_max);
     dim_t steps = 0;
     for (const dw_wline &L : *li.wl) steps += div_up(L.nq, UR) * groups;
     // (In double: only rows that exist are fetched, and theirs fit in memory, but the extents
     // of a problem with an empty input may reach the dim_t range.)
     const double in_w = double((*li.wl)[0].in_w),
-                 span = in_w > 0 ? ((in_w - 1) * double(li.in.v.w) + double(pl.lanes)) *
-                                       double(sizeof(T)) + 63.0
+                 span = in_w > 0 ? ((in_w - 1) * double(li.in.v.w) + double(li.lanes)) *
+                                           double(sizeof(T)) +
+                                       63.0
                                  : 0.0;
     const dim_t row_bytes = span < 0x1p62 ? dim_t(span) : dim_t(1) << 62;
     const dim_t per_step = div_up(div_up(row_bytes, imax(steps, 1)), 64) * 64;
@@ -313,23 +345,14 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                 ahead.per_step = per_step;
             }
             for (const dw_wline &L : *li.wl) {
-                const dw_line_job<DT> j{&L,
-                                        rows,
-                                        wrows,
-                                        nr,
-                                        li.in.v.w,
-                                        li.wp,
-                                        li.cpad,
-                                        li.bias,
+                const dw_line_job<DT> j{&L, rows, wrows, nr, li.in.v.w, li.wp, li.cpad, li.bias,
                                         li.out.at(n, od, oh, L.out0),
                                         // (Only lines of several outputs step: one output
                                         // per line may have a stride of 2^60, whose product
                                         // with the pixel stride does not fit.)
-                                        L.nq > 1 ? L.out_step * li.out.w : 0,
-                                        taps,
-                                        &ahead,
-                                        stream};
-                dw_line<DT, UR>(j, pl.lanes);
+                                        L.nq > 1 ? L.out_step * li.out.w : 0, taps, &ahead, stream,
+                                        li.shift > 0, dw_head_mask(li.shift)};
+                dw_line<DT, UR>(j, li.lanes);
             }
             std::swap(rows, next);
             std::swap(wrows, next_w);
@@ -391,7 +414,7 @@ static std::vector<dw_wline> dw_bwd_wlines(const conv_problem &p, std::vector<di
 template <int UR, int DT>
 static void dw_fwd_or_bwd_data(const dw_plan &pl, const dw_view<const typename dw_elem<DT>::T> &in,
                                const dw_view<typename dw_elem<DT>::T> &out, const float *wp,
-                               dim_t cpad, const float *bias) {
+                               dim_t cpad, const float *bias, int shift) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const bool fwd = p.dir == conv_direction::fwd;
@@ -409,7 +432,9 @@ static void dw_fwd_or_bwd_data(const dw_plan &pl, const dw_view<const typename d
                              {out.p + n0 * out.n, out.n, out.d, out.h, out.w},
                              wp,
                              bias,
-                             cpad};
+                             cpad,
+                             pl.lanes + shift,
+                             shift};
         if (fwd)
             dw_run_lines<UR, DT, dw_fwd_reach>(pl, li, nb);
         else
@@ -423,28 +448,42 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
                          const dw_view<typename dw_elem<DT>::T> &dst, void *wei_out) {
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
-    const dim_t C = pl.lanes, cpad = div_up(C, W) * W;
-    const dw_view<const T> csrc{src.p, src.n, src.d, src.h, src.w},
-        cdst{dst.p, dst.n, dst.d, dst.h, dst.w};
-    if (p.dir == conv_direction::bwd_weights) {
+    const dim_t C = pl.lanes;
+    // The vectors' shift onto whole lines, from the tensor they store (fwd, bwd_data) or read
+    // most (bwd_weights: src, once per tap along w); planes are copies of their own.
+    const bool bwd_w = p.dir == conv_direction::bwd_weights;
+    const int shift = pl.planes == 1
+                          ? dw_lane_shift(bwd_w || p.dir == conv_direction::bwd_data ? src : dst, C)
+                          : 0;
+    const dim_t cpad = div_up(C + shift, W) * W;
+    // The views start `shift` elements before channel 0: the first vector's lanes before it
+    // are masked (dw_head_mask), never read nor written.
+    const dw_view<const T> csrc{src.p - shift, src.n, src.d, src.h, src.w},
+        cdst{dst.p - shift, dst.n, dst.d, dst.h, dst.w};
+    if (bwd_w) {
         auto in_place = [&](dim_t n0, dim_t, const auto &body) {
             body(dw_view<const T>{csrc.p + n0 * csrc.n, csrc.n, csrc.d, csrc.h, csrc.w},
                  dw_view<const T>{cdst.p + n0 * cdst.n, cdst.n, cdst.d, cdst.h, cdst.w});
         };
-        dw_bwd_weights<DT>(pl, imax(p.mb, 1), in_place, cpad, wei_out);
+        dw_bwd_weights<DT>(pl, imax(p.mb, 1), in_place, cpad, shift, wei_out);
         return;
     }
     scratch w(pl.planes * p.ksp() * cpad);
     // (bf16: weights and bias in the order of the split blocks, dw_split_block.)
-    dw_pack_weights(pl, args.wei, cpad, DT == dw_bf16, w.p);
-    scratch bias(p.with_bias ? C + W : 0);
-    if (p.with_bias) pack_bias(p, args.bias, C, bias.p);
+    dw_pack_weights(pl, args.wei, cpad, shift, DT == dw_bf16, w.p);
+    scratch bias(p.with_bias ? shift + C + W : 0);
+    if (p.with_bias) {
+        for (int c = 0; c < shift; ++c) bias.p[c] = 0.f;
+        pack_bias(p, args.bias, C, bias.p + shift);
+    }
     if (DT == dw_bf16 && p.with_bias) dw_split_lanes(bias.p, C);
     const float *bp = p.with_bias ? bias.p : nullptr;
     if (p.dir == conv_direction::fwd)
-        dw_fwd_or_bwd_data<UR, DT>(pl, csrc, dst, w.p, cpad, bp);
+        dw_fwd_or_bwd_data<UR, DT>(pl, csrc, {dst.p - shift, dst.n, dst.d, dst.h, dst.w}, w.p, cpad,
+                                   bp, shift);
     else
-        dw_fwd_or_bwd_data<UR, DT>(pl, cdst, src, w.p, cpad, bp);
+        dw_fwd_or_bwd_data<UR, DT>(pl, cdst, {src.p - shift, src.n, src.d, src.h, src.w}, w.p, cpad,
+                                   bp, shift);
 }
 
 // Images [n0, n0 + nb) of src (src_side) or dst as the NCX path computes them: a dense
@@ -497,7 +536,7 @@ static void dw_run(const dw_plan &pl, const conv_args &args) {
             body(dw_view<const float>{s.p, s.n, s.d, s.h, s.w},
                  dw_view<const float>{d.p, d.n, d.d, d.h, d.w});
         };
-        dw_bwd_weights<dw_f32>(pl, pl.ncx_chunk, chunk, cpad, args.out);
+        dw_bwd_weights<dw_f32>(pl, pl.ncx_chunk, chunk, cpad, 0, args.out);
         return;
     }
     for (dim_t n0 = 0; n0 < imax(p.mb, 1); n0 += pl.ncx_chunk) {
