@@ -15,11 +15,13 @@
 // The plan picks the split only where it pays (direct_plan.cpp); the last test checks that rule.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "convgrad/threads.hpp"
 #include "core/resolve.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "util/aligned_bytes.hpp"
 #include "util/kernel_check.hpp"
 
 namespace convgrad::detail {
@@ -282,17 +284,74 @@ TEST(BwdWeightsRowsSplit, TapsSharingTilesEqualTheReference) {
             }
             for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2), dim_t(5)})
                 for (int nthr : {1, 2, 3}) {
-                    const std::vector<double> got =
-                        run_split(u, pr, false, nthr, chunk).values();
+                    const std::vector<double> got = run_split(u, pr, false, nthr, chunk).values();
                     for (size_t i = 0; i < got.size(); ++i)
-                        ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " threads "
-                                                   << nthr << " rows per chunk " << chunk
-                                                   << " at " << i;
+                        ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " threads " << nthr
+                                                   << " rows per chunk " << chunk << " at " << i;
                     ++runs;
                 }
         }
     }
     std::printf("[ info    ] %d (isa, case, chunk, threads) runs equal the reference\n", runs);
+}
+
+// The f32 data off a cache line, as glibc's malloc leaves a large buffer (16 bytes past one):
+// where the groups' output channels are whole vectors, the kernel copies diff_dst's rows per
+// chunk into aligned scratch instead of loading vectors that straddle two lines
+// (rows_split_vectors); elsewhere it reads them in place as before. Both splits, 1-3 threads,
+// chunks of the plan's rows and of 1, every ISA's direct kernel: the reference's weights.
+TEST(BwdWeights, DataOffALineEqualsTheReference) {
+    // clang-format off
+    const split_case off_line[] = {
+        {"2-D 48 output channels, stride 2", op_kind::ConvolutionBackwardWeights, 1, 7, 48, 2, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+        {"1-D groups of 16 output channels", op_kind::ConvolutionBackwardWeights, 3, 5, 16, 2, {20}, {5}, {1}, {2}, {2}, 0},
+        {"3-D ConvTranspose, 32 channels", op_kind::ConvTransposeBackwardWeights, 1, 6, 32, 1, {4, 5, 6}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 0},
+        {"2-D 20 output channels (in place)", op_kind::ConvolutionBackwardWeights, 1, 9, 20, 2, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0},
+    };
+    // clang-format on
+    int runs = 0;
+    for (const split_case &c : off_line) {
+        prepared pr = prepare(c, true);
+        const std::vector<double> want = reference_weights(pr);
+        for (size_t shift : {size_t(1), size_t(4), size_t(15)}) {
+            // The same values `shift` floats past a line (the buffers are 64-byte aligned).
+            std::vector<testing::aligned_bytes> moved;
+            for (tensor_buffer &t : pr.in) {
+                moved.emplace_back(t.bytes.size() + 64, uint8_t(0));
+                std::memcpy(moved.back().data() + shift * sizeof(float), t.data(), t.bytes.size());
+            }
+            for (const isa_unit &u : isa_units) {
+                if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+                for (bool weights_split : {false, true})
+                    for (int nthr : {1, 2, 3})
+                        for (const dim_t chunk : {dim_t(0), dim_t(1)}) {
+                            detail::direct_plan pl =
+                                detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
+                            pl.weights_split = weights_split;
+                            pl.nthr = nthr;
+                            if (chunk > 0) pl.rows_per_chunk = chunk;
+                            tensor_buffer out(pr.r.outputs[0]);
+                            std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
+                            detail::conv_args a;
+                            a.src = moved[size_t(pr.r.src_input)].data() + shift * sizeof(float);
+                            a.dst = moved[size_t(pr.r.dst_input)].data() + shift * sizeof(float);
+                            a.out = out.data();
+                            u.run(pl, a);
+                            const std::vector<double> got = out.values();
+                            for (size_t i = 0; i < got.size(); ++i)
+                                ASSERT_EQ(got[i], want[i])
+                                    << u.name << " " << c.what << ", " << shift
+                                    << " floats past a line, weights split " << weights_split
+                                    << ", threads " << nthr << ", rows per chunk " << chunk
+                                    << ", at " << i;
+                            ++runs;
+                        }
+            }
+        }
+    }
+    std::printf(
+        "[ info    ] %d (case, offset, isa, split, threads, chunk) runs equal the reference\n",
+        runs);
 }
 
 // A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.
