@@ -96,6 +96,12 @@ const dw_geometry geometries[] = {
     {"144 channels, threaded", 144, 3, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
     {"32 channels 1-D dilated", 32, 2, {40}, {5}, {1}, {4}, {4}, {2}, false, false, data_type::f32},
     {"64 channels 3-D", 64, 1, {4, 5, 6}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, false, data_type::f32},
+    // A channel multiplier (the input side rebuilt as planes, never shifted): 8 groups of 1 -> 2
+    // channels (fwd, bwd_weights: 16 lanes of one plane) and of 2 -> 1 (bwd_data: the same).
+    {"channel multiplier 1 -> 2", 8, 2, {6, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 1, 2},
+    {"channel multiplier 2 -> 1", 8, 1, {7, 8}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 2, 1},
+    // A 1-D row too long for the shared lines' stash (4096 pixels): masked in place.
+    {"16 channels, a 1-D row of 4200", 16, 1, {4200}, {3}, {1}, {1}, {1}, {1}, false, false, data_type::f32},
     {"33 channels (not shifted)", 33, 2, {6, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32},
     {"32 channels bf16 (not shifted)", 32, 1, {6, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16},
 };

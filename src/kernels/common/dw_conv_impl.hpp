@@ -211,8 +211,8 @@ static void dw_block_any(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, d
 }
 
 // The first channel group of a line whose vectors are shifted (f32; j.head): its first vector
-// is masked to the pixel's channels. (Never a tail as well: the shift applies to 16 channels
-// or more, which fill the first vector's lanes from the shift on and reach into the next.)
+// is masked to the pixel's channels. (Never a tail as well: the shift applies to W channels or
+// more, which fill the first vector's lanes from the shift on and reach into the next.)
 template <int DT, int UR>
 static void dw_head_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, int nv, bool tail,
                           int n, mask_t mk) {
@@ -324,8 +324,10 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
     // (Row pixels: the w lines' outputs together.)
     dim_t row_pixels = 0;
     for (const dw_wline &L : *li.wl) row_pixels += L.nq;
-    const bool stash_rows =
-        DT == dw_f32 && stream && li.shift > 0 && li.out.w == li.lanes - li.shift;
+    // (At most 256 KB of stash a thread: a row of 4096 pixels of one 16-lane vector; a longer
+    // row, a 1-D image, keeps its masked stores.)
+    const bool stash_rows = DT == dw_f32 && stream && li.shift > 0 &&
+                            li.out.w == li.lanes - li.shift && (row_pixels + 1) * W <= 65536;
     scratch stash_mem(stash_rows ? pl.nthr * (row_pixels + 1) * W : 0);
     // Per thread: the rows of the current and of the next line, the next line's new rows.
     std::vector<const T *> rows_mem(size_t(pl.nthr * 3 * nrt));
@@ -483,10 +485,13 @@ static void dw_run_typed(const dw_plan &pl, const conv_args &args,
     using T = typename dw_elem<DT>::T;
     const conv_problem &p = pl.p;
     const dim_t C = pl.lanes;
-    // The vectors' shift onto whole lines, from the tensor they store (fwd, bwd_data) or read
-    // most (bwd_weights: src, once per tap along w); planes are copies of their own.
+    // The vectors' shift onto whole vectors of memory, from the tensor they store (fwd,
+    // bwd_data) or read most (bwd_weights: src, once per tap along w). Not with planes: the
+    // input side is then rebuilt, lane by lane, from the tensor's own channel 0 (a channel
+    // multiplier makes planes of one plane); nor with no data (an empty batch may come with
+    // null tensors, and nothing is read).
     const bool bwd_w = p.dir == conv_direction::bwd_weights;
-    const int shift = pl.planes == 1
+    const int shift = !pl.copies && p.mb > 0 && src.p && dst.p
                           ? dw_lane_shift(bwd_w || p.dir == conv_direction::bwd_data ? src : dst, C)
                           : 0;
     const dim_t cpad = div_up(C + shift, W) * W;

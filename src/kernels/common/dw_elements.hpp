@@ -31,12 +31,12 @@ struct dw_view {
 
 // f32 vectors shifted onto whole vectors of memory. A tensor whose channel 0 lies `shift`
 // elements past a vector boundary (glibc's malloc puts a large buffer 16 bytes past a line, so
-// std::vector and NumPy data do) has every vector of every pixel split across two lines, and
-// its outputs cannot be streamed: MobileNetV2's 3x3 depthwise forward ran 2.3x slower (1
-// thread, 1.7x on 2; stride 2 and bwd_data up to 4x). Its vectors start `shift` lanes before
-// channel 0 instead, the first masked (dw_head_mask), where every pixel has the same phase (its
-// strides whole vectors) and the first vector still reaches a channel of the next (W channels or
-// more). 16-bit types keep their vectors at channel 0.
+// std::vector and NumPy data do) has its vectors split across two lines (every one of them on
+// AVX-512), and its outputs cannot be streamed: MobileNetV2's 3x3 depthwise forward ran 2.3x
+// slower (1 thread, 1.7x on 2; stride 2 and bwd_data up to 4x). Its vectors start `shift` lanes
+// before channel 0 instead, the first masked (dw_head_mask), where every pixel has the same
+// phase (its strides whole vectors) and has W channels or more (so that its first vector is
+// never its last). 16-bit types keep their vectors at channel 0.
 template <typename T>
 static inline int dw_lane_shift(const dw_view<T> &v, dim_t C) {
     if constexpr (!std::is_same_v<std::remove_const_t<T>, float>) {
