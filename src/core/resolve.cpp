@@ -408,11 +408,12 @@ void resolver::infer_fwd() {
     mb_ = src.n;
     c_src_ = src.c;
     big_ = src.sp;
-    if (c_src_ != G_ * w_i_)
+    const dim_t want_src = checked_mul(G_, w_i_, "groups * the weights' input channels");
+    if (c_src_ != want_src)
         shape_fail(in_subject(roles_.src),
                    "channels must equal groups * " +
                        axis_label(a_.wformat, axes_of(a_.wformat, rank_).i, rank_) + " of weights",
-                   str(G_ * w_i_) + " (groups " + str(G_) + ")", str(c_src_));
+                   str(want_src) + " (groups " + str(G_) + ")", str(c_src_));
     c_dst_ = w_o_;
     resolve_pads(big_);
     if (o_.kind() == op_kind::ConvTransposeBackwardData && a_.output_padding)
@@ -538,11 +539,14 @@ void resolver::infer_bwd_weights() {
         shape_fail(in_subject(roles_.dst),
                    "channels must equal " + axis_label(a_.wformat, ax.o, rank_) + " of diff_weights",
                    str(w_o_), str(c_dst_));
-    if (c_src_ != G_ * w_i_)
+    // (Groups and the weights' channels may each be any 64-bit value: their product is checked
+    // before it is compared, fuzz_op found 2^32 * 2^32.)
+    const dim_t want_src = checked_mul(G_, w_i_, "groups * the diff_weights' input channels");
+    if (c_src_ != want_src)
         shape_fail(in_subject(roles_.src),
                    "channels must equal groups * " + axis_label(a_.wformat, ax.i, rank_) +
                        " of diff_weights",
-                   str(G_ * w_i_) + " (groups " + str(G_) + ")", str(c_src_));
+                   str(want_src) + " (groups " + str(G_) + ")", str(c_src_));
     if (o_.kind() == op_kind::ConvTransposeBackwardWeights && a_.output_padding)
         check_output_padding(*a_.output_padding);
     resolve_pads(big_);

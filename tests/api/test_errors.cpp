@@ -796,6 +796,24 @@ TEST(Errors, ArithmeticOverflowInShapeInference) {
     expect_compile_error(a, status::out_of_memory, {"overflow"});
 }
 
+// Groups and the weights' input channels of 2^32 each: their product, compared with the
+// channels of src, does not fit (fuzz_op found it in the weight gradient's shape inference,
+// UBSan: signed overflow); an overflow error naming the product, not undefined behaviour.
+TEST(Errors, GroupsTimesWeightChannelsOverflow) {
+    const dim_t big = dim_t(1) << 32;
+    op w = base(op_kind::ConvolutionBackwardWeights);
+    w.set_attr("groups", big).set_attr("weights_shape", dims{big, big, 3});
+    w.set_inputs({lt(0, {1, 4, 8}), lt(1, {1, big, 6})});
+    expect_compile_error(w, status::out_of_memory,
+                         {"overflow", "groups * the diff_weights' input channels"});
+    op c = base(op_kind::Convolution);
+    c.set_attr("groups", big);
+    // (Weights of that shape only with strides of their own: dense ones do not fit.)
+    c.set_inputs({lt(0, {1, 4, 8}), logical_tensor(1, f32, {big, big, 3}, {1, 1, 1})});
+    expect_compile_error(c, status::out_of_memory,
+                         {"overflow", "groups * the weights' input channels"});
+}
+
 TEST(Errors, HugeTensors) {
     const dim_t g = dim_t(1) << 31;
     // The input's byte extent overflows int64.
