@@ -172,9 +172,11 @@ prepared prepare(const split_case &c, bool ints) {
     return pr;
 }
 
-// The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked.
+// The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked; src
+// and diff_dst are the prepared inputs, or copies of them where given.
 tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int nthr,
-                        dim_t rows_per_chunk) {
+                        dim_t rows_per_chunk, const void *src = nullptr,
+                        const void *dst = nullptr) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
     pl.weights_split = weights_split;
     pl.nthr = nthr;
@@ -182,8 +184,8 @@ tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
     detail::conv_args a;
-    a.src = pr.in[size_t(pr.r.src_input)].data();
-    a.dst = pr.in[size_t(pr.r.dst_input)].data();
+    a.src = src ? src : pr.in[size_t(pr.r.src_input)].data();
+    a.dst = dst ? dst : pr.in[size_t(pr.r.dst_input)].data();
     a.out = out.data();
     u.run(pl, a);
     return out;
@@ -325,19 +327,12 @@ TEST(BwdWeights, DataOffALineEqualsTheReference) {
                 for (bool weights_split : {false, true})
                     for (int nthr : {1, 2, 3})
                         for (const dim_t chunk : {dim_t(0), dim_t(1)}) {
-                            detail::direct_plan pl =
-                                detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
-                            pl.weights_split = weights_split;
-                            pl.nthr = nthr;
-                            if (chunk > 0) pl.rows_per_chunk = chunk;
-                            tensor_buffer out(pr.r.outputs[0]);
-                            std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
-                            detail::conv_args a;
-                            a.src = moved[size_t(pr.r.src_input)].data() + shift * sizeof(float);
-                            a.dst = moved[size_t(pr.r.dst_input)].data() + shift * sizeof(float);
-                            a.out = out.data();
-                            u.run(pl, a);
-                            const std::vector<double> got = out.values();
+                            const std::vector<double> got =
+                                run_split(
+                                    u, pr, weights_split, nthr, chunk,
+                                    moved[size_t(pr.r.src_input)].data() + shift * sizeof(float),
+                                    moved[size_t(pr.r.dst_input)].data() + shift * sizeof(float))
+                                    .values();
                             for (size_t i = 0; i < got.size(); ++i)
                                 ASSERT_EQ(got[i], want[i])
                                     << u.name << " " << c.what << ", " << shift
