@@ -43,6 +43,10 @@ const col2im_case cases[] = {
     {"ConvTranspose to RGB, bias, bf16", op_kind::ConvTranspose, 1, 3, 32, 2, {8, 8}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, true, data_type::bf16},
     {"ConvTranspose NCX padded f32 bias", op_kind::ConvTranspose, 1, 1, 6, 1, {12, 11}, {5, 5}, {3, 2}, {2, 2}, {2, 2}, {1, 1}, true, true, true, data_type::f32},
     {"ConvTranspose 3-D to 1 channel", op_kind::ConvTranspose, 1, 1, 5, 2, {6, 8, 8}, {2, 4, 4}, {1, 2, 2}, {0, 1, 1}, {0, 1, 1}, {1, 1, 1}, false, false, true, data_type::f16},
+    // Channels x taps in part of a vector (10 and 9 of 16 lanes; AVX2: 2 vectors, the second partial).
+    {"1-D to 1 channel, kernel 10 stride 5", op_kind::ConvolutionBackwardData, 1, 1, 24, 2, {203}, {10}, {5}, {0}, {3}, {1}, false, false, false, data_type::f32},
+    {"ConvTranspose 3x3 s2 to 1 channel, bias, padded", op_kind::ConvTranspose, 1, 1, 12, 2, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, true, true, data_type::f32},
+    {"3x3 to 1 channel NCX bf16", op_kind::ConvolutionBackwardData, 1, 1, 8, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, false, data_type::bf16},
 };
 // Over a million multiply-adds: the kernel splits the (image, group) units over threads.
 const col2im_case stem_big{"stem", op_kind::ConvolutionBackwardData, 1, 3, 64, 3, {40, 40}, {7, 7}, {2, 2}, {3, 3}, {3, 3}, {1, 1}, false, false, false, data_type::f32};
@@ -137,6 +141,16 @@ TEST(Col2im, DeclinesWithReasons) {
     col2im_case few_taps = base;
     few_taps.k = {2, 2};  // 3 channels x 4 taps < 16 lanes
     EXPECT_NE(detail::col2im_why_not(prob(few_taps), 16).find("one vector"), std::string::npos);
+    // Part of a vector: taken with one channel (9 of 16 lanes), not with 3 channels (12 lanes,
+    // only 4x the direct kernel's 3) nor with under half a vector (1 channel x 2x2 taps); 1 x 5 taps
+    // fill 5 of AVX2's 8.
+    col2im_case mono = base;
+    mono.icg = 1, mono.k = {3, 3}, mono.pb = mono.pe = {1, 1};
+    EXPECT_EQ(detail::col2im_why_not(prob(mono), 16), "");
+    mono.k = {2, 2};
+    EXPECT_NE(detail::col2im_why_not(prob(mono), 16).find("one vector"), std::string::npos);
+    mono.k = {1, 5}, mono.pb = mono.pe = {0, 2};  // 5 of 8 lanes (AVX2)
+    EXPECT_EQ(detail::col2im_why_not(prob(mono), 8), "");
     col2im_case one_out = base;
     one_out.ocg = 3;
     EXPECT_NE(detail::col2im_why_not(prob(one_out), 16).find("below 4"), std::string::npos);
