@@ -175,12 +175,13 @@ prepared prepare(const split_case &c, bool ints) {
 // The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked; src
 // and diff_dst are the prepared inputs, or copies of them where given.
 tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int nthr,
-                        dim_t rows_per_chunk, const void *src = nullptr,
-                        const void *dst = nullptr) {
+                        dim_t rows_per_chunk, const void *src = nullptr, const void *dst = nullptr,
+                        dim_t pixels_per_chunk = -1) {
     detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs);
     pl.weights_split = weights_split;
     pl.nthr = nthr;
     if (rows_per_chunk > 0) pl.rows_per_chunk = rows_per_chunk;
+    if (pixels_per_chunk >= 0) pl.pixels_per_chunk = pixels_per_chunk;
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
     detail::conv_args a;
@@ -349,6 +350,49 @@ TEST(BwdWeights, DataOffALineEqualsTheReference) {
         runs);
 }
 
+// Rows cut into chunks of output pixels (direct_plan::pixels_per_chunk, which the plan sets for
+// rows beyond its L2 budget, a long 1-D signal): every tap and block reduces a chunk before
+// the next. Chunks of 1, 3 and 7 pixels cut the taps' ranges of pixels (which differ per tap
+// with pads and strides) and the shared tiles' extra pixels anywhere; taps sharing a tile
+// (few channels), weights split (bf16: each tap's sums rounded by the call that reaches its
+// last pixel in its last row, not by the first chunk of that row), 1-3 threads, poisoned
+// scratch, small integers: the reference's weights.
+TEST(BwdWeights, PixelChunksEqualTheReference) {
+    // clang-format off
+    const split_case chunked[] = {
+        {"1-D 1 channel, kernel 10 stride 5 (wav2vec2's first layer)", op_kind::ConvolutionBackwardWeights, 1, 1, 40, 2, {83}, {10}, {5}, {2}, {4}, 0},
+        {"1-D 3 channels, kernel 5, pads", op_kind::ConvolutionBackwardWeights, 1, 3, 70, 1, {37}, {5}, {1}, {2}, {2}, 3},
+        {"2-D 2 channels 3x3 stride 2", op_kind::ConvolutionBackwardWeights, 1, 2, 20, 2, {7, 19}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+        {"1-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2, {29}, {4}, {2}, {1}, {1}, 2},
+        {"bf16 1-D 19 channels", op_kind::ConvolutionBackwardWeights, 1, 19, 70, 2, {41}, {3}, {2}, {1}, {1}, 0, data_type::bf16},
+    };
+    // clang-format on
+    const testing::poisoned_scratch nan_scratch;
+    int runs = 0;
+    for (const split_case &c : chunked) {
+        prepared pr = prepare(c, true);
+        const std::vector<double> want = reference_weights(pr);
+        for (const isa_unit &u : isa_units) {
+            if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+            for (bool weights_split : {false, true})
+                for (int nthr : {1, 2, 3})
+                    for (const dim_t pixels : {dim_t(1), dim_t(3), dim_t(7)}) {
+                        const std::vector<double> got =
+                            run_split(u, pr, weights_split, nthr, 1, nullptr, nullptr, pixels)
+                                .values();
+                        for (size_t i = 0; i < got.size(); ++i)
+                            ASSERT_EQ(got[i], want[i])
+                                << u.name << " " << c.what << ", weights split " << weights_split
+                                << ", threads " << nthr << ", pixels per chunk " << pixels
+                                << ", at " << i;
+                        ++runs;
+                    }
+        }
+    }
+    std::printf("[ info    ] %d (case, isa, split, threads, pixels) runs equal the reference\n",
+                runs);
+}
+
 // A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.
 detail::conv_problem weights_problem(dim_t mb, dim_t ic, dim_t oc, dim_t oh, dim_t k, dim_t s) {
     detail::conv_problem p{};
@@ -403,6 +447,29 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
     EXPECT_TRUE(plan(dcgan).weights_split);
     EXPECT_FALSE(plan(weights_problem(8, 64, 64, 56, 3, 1)).weights_split);
     set_num_threads(0);  // the default again
+}
+
+TEST(BwdWeights, ThePlanCutsRowsBeyondItsBudgetIntoPixelChunks) {
+    const detail::cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
+    // wav2vec2's first layer: 1 -> 512 channels, kernel 10, stride 5, 16000 outputs a row
+    // (33 MB of src and diff_dst): chunks of 256 pixels (0.5 MB, the budget, a quarter of L2).
+    detail::conv_problem w2v = weights_problem(4, 1, 512, 1, 1, 1);
+    w2v.nsp = 1;
+    w2v.o[1] = w2v.i[1] = w2v.k[1] = 1, w2v.pb[1] = w2v.pe[1] = 0;
+    w2v.o[2] = 15999, w2v.k[2] = 10, w2v.s[2] = 5, w2v.i[2] = 80000, w2v.pb[2] = w2v.pe[2] = 0;
+    const detail::direct_plan pl = detail::make_direct_plan(w2v, 16, 32, caches);
+    EXPECT_EQ(pl.pixels_per_chunk, 256) << detail::describe(pl);
+    EXPECT_NE(detail::describe(pl).find("pixels_per_chunk=256"), std::string::npos);
+    // Rows within the budget stay whole: ResNet-50's res2 3x3 (56 pixels of 64 channels).
+    EXPECT_EQ(detail::make_direct_plan(weights_problem(8, 64, 64, 56, 3, 1), 16, 32, caches)
+                  .pixels_per_chunk,
+              0);
+    // A row just beyond it, whose chunk would hold the whole row: whole too.
+    detail::conv_problem wide = weights_problem(1, 64, 64, 1, 3, 1);
+    wide.o[2] = 1100, wide.i[2] = 1100;  // (64 + 64) * 4 * 1100 = 563 KB, 1024 pixels a chunk
+    EXPECT_EQ(detail::make_direct_plan(wide, 16, 32, caches).pixels_per_chunk, 1024);
+    wide.o[2] = wide.i[2] = 1000;  // 512 KB: within the budget
+    EXPECT_EQ(detail::make_direct_plan(wide, 16, 32, caches).pixels_per_chunk, 0);
 }
 
 }  // namespace

@@ -142,8 +142,8 @@ TEST(Col2im, DeclinesWithReasons) {
     few_taps.k = {2, 2};  // 3 channels x 4 taps < 16 lanes
     EXPECT_NE(detail::col2im_why_not(prob(few_taps), 16).find("one vector"), std::string::npos);
     // Part of a vector: taken with one channel (9 of 16 lanes), not with 3 channels (12 lanes,
-    // only 4x the direct kernel's 3) nor with under half a vector (1 channel x 2x2 taps); 1 x 5 taps
-    // fill 5 of AVX2's 8.
+    // only 4x the direct kernel's 3) nor with under half a vector (1 channel x 2x2 taps); 1 x 5
+    // taps fill 5 of AVX2's 8.
     col2im_case mono = base;
     mono.icg = 1, mono.k = {3, 3}, mono.pb = mono.pe = {1, 1};
     EXPECT_EQ(detail::col2im_why_not(prob(mono), 16), "");

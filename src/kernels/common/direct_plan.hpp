@@ -31,6 +31,11 @@ struct direct_plan {
     bool out_rounded_in_kernel;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
+    // bwd_weights: when one row of src and diff_dst is beyond that L2 budget (a long 1-D
+    // signal), its output pixels are reduced this many at a time: every tap and block of
+    // output channels reads a chunk's diff_dst pixels (and the src pixels they read) from L2,
+    // not the whole row from memory once per tile. 0: whole rows.
+    dim_t pixels_per_chunk;
     // bwd_weights: the threads split the weights (groups, taps, blocks of output channels) and
     // each reduces every row into the user's weights in place, instead of splitting the rows
     // and summing their partial weights (kernels/schedule/bwd_weights.hpp).

@@ -139,6 +139,13 @@ struct weight_rows {
     }
 };
 
+// Software prefetches into L2 of the lines of [b, e).
+static inline void prefetch_lines_l2(const float *b, const float *e) {
+    for (const char *x = reinterpret_cast<const char *>(b); x < reinterpret_cast<const char *>(e);
+         x += 64)
+        __builtin_prefetch(x, 0, 2);
+}
+
 // Per tap, over the rows of one image (every image has the same): how many have a src row for
 // it, and the last that does (-1: none).
 struct tap_reach {
@@ -276,6 +283,8 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // every (kd, kh) reads a src row.
     std::vector<const float *> SH(size_t(nptr * (share_hd ? nhd : 1)));
     std::vector<unsigned char> reads_all(share_hd ? static_cast<size_t>(nptr) : 0);
+    // Output pixels [w0, w1) of the chunk's rows at a time (direct_plan::pixels_per_chunk).
+    const dim_t wc = pl.pixels_per_chunk > 0 ? pl.pixels_per_chunk : imax(p.o[2], 1);
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
         row_buffers::convert(p, src, dst, c, ce);
@@ -285,147 +294,167 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 all = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]).valid;
             reads_all[size_t(row - c)] = all;
         }
-        for (dim_t g = 0; g < p.g; ++g)
-            for (const hd_pass &pass : passes)
-                for (dim_t kw = 0; kw < p.k[2];) {
-                    const dim_t t = pass.first * p.k[2] + kw;
-                    const dim_t b0 = units[size_t(2 * (g * ksp + t))],
-                                b1 = units[size_t(2 * (g * ksp + t) + 1)];
-                    // The taps kw .. kw + J - 1 along w (same rows) that share a tile, their
-                    // first pixels in src and ranges of output pixels, and the range they all
-                    // reach, [lo, hi).
-                    dim_t J = 1, off[max_rows], tlo[max_rows], thi[max_rows];
-                    off[0] = tap_w_range(p, kw, tlo[0], thi[0]);
-                    dim_t lo = tlo[0], hi = thi[0];
-                    while (J < taps_per_tile && kw + J < p.k[2]) {
-                        off[J] = tap_w_range(p, kw + J, tlo[J], thi[J]);
-                        if (imax(lo, tlo[J]) >= imin(hi, thi[J])) break;
-                        lo = imax(lo, tlo[J]), hi = imin(hi, thi[J]), ++J;
-                    }
-                    const dim_t kw0 = kw;
-                    kw += J;
-                    if (b0 >= b1 || lo >= hi) continue;
-                    int nbat = 0;
-                    for (dim_t row = c; row < ce; ++row) {
-                        if (pass.rows != pass_rows::valid &&
-                            bool(reads_all[size_t(row - c)]) != (pass.rows == pass_rows::interior))
-                            continue;
-                        const tap_row tr0 =
-                            tap_row_of(p, row, pass.first / p.k[1], pass.first % p.k[1]);
-                        if (!tr0.valid) continue;
-                        for (dim_t h = 0; h < pass.count; ++h) {
-                            const dim_t hd = pass.first + h;
-                            const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
-                            SH[size_t(nbat * pass.count + h)] =
-                                src.row(tr.n, tr.id, tr.ih) + g * p.icg;
-                        }
-                        D[nbat++] = dst.row(tr0.n, tr0.od, tr0.oh) + g * p.ocg;
-                    }
-                    if (nbat == 0) continue;
-                    a.nbatch = nbat;
-                    // The taps of rows (h, j, channel) of a tile: h of the pass, j of [j0, j1).
-                    auto tap_of = [&](dim_t h, dim_t j) {
-                        return (pass.first + h) * p.k[2] + kw0 + j;
-                    };
-                    // Over pixels [plo, phi) of the output rows, taps (h, j) for j in [j0, j1):
-                    // tiles of rows (h, j, input channel) of the block's height.
-                    auto reduce = [&](dim_t j0, dim_t j1, dim_t plo, dim_t phi) {
-                        const dim_t ps = src.pixel_stride(), per_h = (j1 - j0) * p.icg,
-                                    nrows = pass.count * per_h;
-                        for (int x = 0; x < nbat; ++x) B[x] = D[x] + plo * dst.pixel_stride();
-                        a.K = phi - plo;
-                        const bool one_tap = pass.count == 1 && j1 - j0 == 1;
-                        // The tap's last chunk rounds its sums into the user's weights (weights
-                        // split: one tap per tile).
-                        const bool final = rounds && last_row[size_t(tap_of(0, j0))] < ce;
-                        a.narrow = final ? p.dt : data_type::f32;
-                        // The tile Arows is laid out for: its height, and (several taps) its
-                        // first row. (When several taps fit one tile, every block reuses it.)
-                        int table_m = 0;
-                        dim_t table_q0 = -1;
-                        for (dim_t b = b0; b < b1; ++b) {
-                            const nblock nb = block_of(p.ocg, blk, b);
-                            const int mmax = pl.max_m[nb.nv];
-                            a.b_off = nb.c0;
-                            a.tail = nb.tail;
-                            // Every tap of the call starts at zero, or every one accumulates:
-                            // the unstarted ones are zeroed first where they are mixed (taps
-                            // (kd, kh) whose border rows came in an earlier chunk).
-                            int nstarted = 0;
-                            for (dim_t h = 0; h < pass.count; ++h)
-                                for (dim_t j = j0; j < j1; ++j)
-                                    nstarted += started[size_t(
-                                        (g * ksp + tap_of(h, j)) * nblocks + b)];
-                            const dim_t ntaps_call = pass.count * (j1 - j0);
-                            if (nstarted > 0 && nstarted < ntaps_call) {
-                                const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
-                                for (dim_t h = 0; h < pass.count; ++h)
-                                    for (dim_t j = j0; j < j1; ++j) {
-                                        unsigned char &st = started[size_t(
-                                            (g * ksp + tap_of(h, j)) * nblocks + b)];
-                                        for (dim_t icl = 0; icl < p.icg && !st; ++icl) {
-                                            float *r = sums.at(p, g, tap_of(h, j), icl, nb.c0);
-                                            for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
-                                        }
-                                        st = 1;
-                                    }
-                                nstarted = int(ntaps_call);
-                            }
-                            a.init = nstarted ? ukernel_init::accumulate : ukernel_init::zero;
-                            for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
-                                const int m = int(imin(mmax, nrows - q0));
-                                if (one_tap) {  // the table serves every tile of m
-                                    if (m != table_m) {
-                                        for (int x = 0; x < nbat; ++x)
-                                            for (int r = 0; r < m; ++r)
-                                                Arows[x * m + r] =
-                                                    SH[size_t(x)] +
-                                                    (plo * p.s[2] + off[j0]) * ps + r;
-                                        table_m = m;
-                                    }
-                                    a.a_off = q0;
-                                } else {  // rows (h, j, channel) from row q0 on
-                                    if (m != table_m || q0 != table_q0) {
-                                        for (int x = 0; x < nbat; ++x) {
-                                            dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
-                                                  r = q0 % p.icg;
-                                            for (int i = 0; i < m; ++i) {
-                                                Arows[x * m + i] =
-                                                    SH[size_t(x * pass.count + h)] +
-                                                    (plo * p.s[2] + off[j]) * ps + r;
-                                                if (++r == p.icg) r = 0, ++j;
-                                                if (j == j1) j = j0, ++h;
-                                            }
-                                        }
-                                        table_m = m, table_q0 = q0;
-                                    }
-                                    a.a_off = 0;
-                                }
-                                // (Counted along, not divided out per row: a tile's rows
-                                // are set up for every call.)
-                                dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
-                                      icl = q0 % p.icg;
-                                for (int r = 0; r < m; ++r) {
-                                    const dim_t tj = tap_of(h, j);
-                                    C[r] = sums.at(p, g, tj, icl, nb.c0);
-                                    if (final) C16[r] = sums.at16(p, g, tj, icl, nb.c0);
-                                    if (++icl == p.icg) icl = 0, ++j;
-                                    if (j == j1) j = j0, ++h;
-                                }
-                                call_f32_ukernel(m, nb.nv, a);
-                            }
-                            for (dim_t h = 0; h < pass.count; ++h)
-                                for (dim_t j = j0; j < j1; ++j)
-                                    started[size_t((g * ksp + tap_of(h, j)) * nblocks + b)] = 1;
-                        }
-                    };
-                    reduce(0, J, lo, hi);
-                    // Each tap's pixels beyond the shared range, after it.
-                    for (dim_t j = 0; j < J && J > 1; ++j) {
-                        if (tlo[j] < lo) reduce(j, j + 1, tlo[j], lo);
-                        if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
-                    }
+        for (dim_t w0 = 0; w0 < p.o[2]; w0 += wc) {
+            // The next chunk's diff_dst pixels, fetched into L2 now: its blocks of output
+            // channels, read one after another, would each take a few lines of every pixel
+            // from memory, a pattern the hardware prefetchers do not follow (wav2vec2's first
+            // layer, 2 threads: 9.4-10.0 -> 7.5 ms; one thread, memory-bound, unchanged).
+            if (pl.pixels_per_chunk > 0 && w0 + wc < p.o[2])
+                for (dim_t row = c; row < ce; ++row) {
+                    const tap_row tr = tap_row_of(p, row, 0, 0);
+                    const float *d = dst.row(tr.n, tr.od, tr.oh);
+                    prefetch_lines_l2(d + (w0 + wc) * dst.pixel_stride(),
+                                      d + imin(w0 + 2 * wc, p.o[2]) * dst.pixel_stride());
                 }
+            for (dim_t g = 0; g < p.g; ++g)
+                for (const hd_pass &pass : passes)
+                    for (dim_t kw = 0; kw < p.k[2];) {
+                        const dim_t w1 = imin(w0 + wc, p.o[2]);
+                        const dim_t t = pass.first * p.k[2] + kw;
+                        const dim_t b0 = units[size_t(2 * (g * ksp + t))],
+                                    b1 = units[size_t(2 * (g * ksp + t) + 1)];
+                        // The taps kw .. kw + J - 1 along w (same rows) that share a tile, their
+                        // first pixels in src and ranges of output pixels, and the range they all
+                        // reach, [lo, hi).
+                        dim_t J = 1, off[max_rows], tlo[max_rows], thi[max_rows];
+                        off[0] = tap_w_range(p, kw, tlo[0], thi[0]);
+                        dim_t lo = tlo[0], hi = thi[0];
+                        while (J < taps_per_tile && kw + J < p.k[2]) {
+                            off[J] = tap_w_range(p, kw + J, tlo[J], thi[J]);
+                            if (imax(lo, tlo[J]) >= imin(hi, thi[J])) break;
+                            lo = imax(lo, tlo[J]), hi = imin(hi, thi[J]), ++J;
+                        }
+                        const dim_t kw0 = kw;
+                        kw += J;
+                        if (b0 >= b1 || lo >= hi) continue;
+                        int nbat = 0;
+                        for (dim_t row = c; row < ce; ++row) {
+                            if (pass.rows != pass_rows::valid &&
+                                bool(reads_all[size_t(row - c)]) !=
+                                    (pass.rows == pass_rows::interior))
+                                continue;
+                            const tap_row tr0 =
+                                tap_row_of(p, row, pass.first / p.k[1], pass.first % p.k[1]);
+                            if (!tr0.valid) continue;
+                            for (dim_t h = 0; h < pass.count; ++h) {
+                                const dim_t hd = pass.first + h;
+                                const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
+                                SH[size_t(nbat * pass.count + h)] =
+                                    src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+                            }
+                            D[nbat++] = dst.row(tr0.n, tr0.od, tr0.oh) + g * p.ocg;
+                        }
+                        if (nbat == 0) continue;
+                        a.nbatch = nbat;
+                        // The taps of rows (h, j, channel) of a tile: h of the pass, j of [j0, j1).
+                        auto tap_of = [&](dim_t h, dim_t j) {
+                            return (pass.first + h) * p.k[2] + kw0 + j;
+                        };
+                        // Over pixels [plo, phi) of the output rows, taps (h, j) for j in [j0, j1):
+                        // tiles of rows (h, j, input channel) of the block's height; clipped to
+                        // the pixel chunk [w0, w1). `end`: the last pixel of the taps' range.
+                        auto reduce = [&](dim_t j0, dim_t j1, dim_t plo, dim_t phi) {
+                            const dim_t end = phi;
+                            plo = imax(plo, w0), phi = imin(phi, w1);
+                            if (plo >= phi) return;
+                            const dim_t ps = src.pixel_stride(), per_h = (j1 - j0) * p.icg,
+                                        nrows = pass.count * per_h;
+                            for (int x = 0; x < nbat; ++x) B[x] = D[x] + plo * dst.pixel_stride();
+                            a.K = phi - plo;
+                            const bool one_tap = pass.count == 1 && j1 - j0 == 1;
+                            // The tap's last chunk rounds its sums into the user's weights (weights
+                            // split: one tap per tile), in the call that reaches its last pixel.
+                            const bool final =
+                                rounds && last_row[size_t(tap_of(0, j0))] < ce && phi == end;
+                            a.narrow = final ? p.dt : data_type::f32;
+                            // The tile Arows is laid out for: its height, and (several taps) its
+                            // first row. (When several taps fit one tile, every block reuses it.)
+                            int table_m = 0;
+                            dim_t table_q0 = -1;
+                            for (dim_t b = b0; b < b1; ++b) {
+                                const nblock nb = block_of(p.ocg, blk, b);
+                                const int mmax = pl.max_m[nb.nv];
+                                a.b_off = nb.c0;
+                                a.tail = nb.tail;
+                                // Every tap of the call starts at zero, or every one accumulates:
+                                // the unstarted ones are zeroed first where they are mixed (taps
+                                // (kd, kh) whose border rows came in an earlier chunk).
+                                int nstarted = 0;
+                                for (dim_t h = 0; h < pass.count; ++h)
+                                    for (dim_t j = j0; j < j1; ++j)
+                                        nstarted +=
+                                            started[size_t((g * ksp + tap_of(h, j)) * nblocks + b)];
+                                const dim_t ntaps_call = pass.count * (j1 - j0);
+                                if (nstarted > 0 && nstarted < ntaps_call) {
+                                    const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
+                                    for (dim_t h = 0; h < pass.count; ++h)
+                                        for (dim_t j = j0; j < j1; ++j) {
+                                            unsigned char &st = started[size_t(
+                                                (g * ksp + tap_of(h, j)) * nblocks + b)];
+                                            for (dim_t icl = 0; icl < p.icg && !st; ++icl) {
+                                                float *r = sums.at(p, g, tap_of(h, j), icl, nb.c0);
+                                                for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
+                                            }
+                                            st = 1;
+                                        }
+                                    nstarted = int(ntaps_call);
+                                }
+                                a.init = nstarted ? ukernel_init::accumulate : ukernel_init::zero;
+                                for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
+                                    const int m = int(imin(mmax, nrows - q0));
+                                    if (one_tap) {  // the table serves every tile of m
+                                        if (m != table_m) {
+                                            for (int x = 0; x < nbat; ++x)
+                                                for (int r = 0; r < m; ++r)
+                                                    Arows[x * m + r] =
+                                                        SH[size_t(x)] +
+                                                        (plo * p.s[2] + off[j0]) * ps + r;
+                                            table_m = m;
+                                        }
+                                        a.a_off = q0;
+                                    } else {  // rows (h, j, channel) from row q0 on
+                                        if (m != table_m || q0 != table_q0) {
+                                            for (int x = 0; x < nbat; ++x) {
+                                                dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
+                                                      r = q0 % p.icg;
+                                                for (int i = 0; i < m; ++i) {
+                                                    Arows[x * m + i] =
+                                                        SH[size_t(x * pass.count + h)] +
+                                                        (plo * p.s[2] + off[j]) * ps + r;
+                                                    if (++r == p.icg) r = 0, ++j;
+                                                    if (j == j1) j = j0, ++h;
+                                                }
+                                            }
+                                            table_m = m, table_q0 = q0;
+                                        }
+                                        a.a_off = 0;
+                                    }
+                                    // (Counted along, not divided out per row: a tile's rows
+                                    // are set up for every call.)
+                                    dim_t h = q0 / per_h, j = j0 + q0 % per_h / p.icg,
+                                          icl = q0 % p.icg;
+                                    for (int r = 0; r < m; ++r) {
+                                        const dim_t tj = tap_of(h, j);
+                                        C[r] = sums.at(p, g, tj, icl, nb.c0);
+                                        if (final) C16[r] = sums.at16(p, g, tj, icl, nb.c0);
+                                        if (++icl == p.icg) icl = 0, ++j;
+                                        if (j == j1) j = j0, ++h;
+                                    }
+                                    call_f32_ukernel(m, nb.nv, a);
+                                }
+                                for (dim_t h = 0; h < pass.count; ++h)
+                                    for (dim_t j = j0; j < j1; ++j)
+                                        started[size_t((g * ksp + tap_of(h, j)) * nblocks + b)] = 1;
+                            }
+                        };
+                        reduce(0, J, lo, hi);
+                        // Each tap's pixels beyond the shared range, after it.
+                        for (dim_t j = 0; j < J && J > 1; ++j) {
+                            if (tlo[j] < lo) reduce(j, j + 1, tlo[j], lo);
+                            if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
+                        }
+                    }
+        }
     }
     // The units no row reaches (taps only in the padding, or no rows): zero sums.
     for (dim_t g = 0; g < p.g; ++g)
