@@ -452,22 +452,23 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
 TEST(BwdWeights, ThePlanCutsRowsBeyondItsBudgetIntoPixelChunks) {
     const detail::cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
     // wav2vec2's first layer: 1 -> 512 channels, kernel 10, stride 5, 16000 outputs a row
-    // (33 MB of src and diff_dst): chunks of 256 pixels (0.5 MB, the budget, a quarter of L2).
+    // (33 MB of src and diff_dst): chunks of 126 pixels (0.25 MB: with the next one, the
+    // budget, a quarter of L2).
     detail::conv_problem w2v = weights_problem(4, 1, 512, 1, 1, 1);
     w2v.nsp = 1;
     w2v.o[1] = w2v.i[1] = w2v.k[1] = 1, w2v.pb[1] = w2v.pe[1] = 0;
     w2v.o[2] = 15999, w2v.k[2] = 10, w2v.s[2] = 5, w2v.i[2] = 80000, w2v.pb[2] = w2v.pe[2] = 0;
     const detail::direct_plan pl = detail::make_direct_plan(w2v, 16, 32, caches);
-    EXPECT_EQ(pl.pixels_per_chunk, 256) << detail::describe(pl);
-    EXPECT_NE(detail::describe(pl).find("pixels_per_chunk=256"), std::string::npos);
+    EXPECT_EQ(pl.pixels_per_chunk, 126) << detail::describe(pl);
+    EXPECT_NE(detail::describe(pl).find("pixels_per_chunk=126"), std::string::npos);
     // Rows within the budget stay whole: ResNet-50's res2 3x3 (56 pixels of 64 channels).
     EXPECT_EQ(detail::make_direct_plan(weights_problem(8, 64, 64, 56, 3, 1), 16, 32, caches)
                   .pixels_per_chunk,
               0);
-    // A row just beyond it, whose chunk would hold the whole row: whole too.
+    // A row just beyond it: chunks of half the budget.
     detail::conv_problem wide = weights_problem(1, 64, 64, 1, 3, 1);
-    wide.o[2] = 1100, wide.i[2] = 1100;  // (64 + 64) * 4 * 1100 = 563 KB, 1024 pixels a chunk
-    EXPECT_EQ(detail::make_direct_plan(wide, 16, 32, caches).pixels_per_chunk, 1024);
+    wide.o[2] = 1100, wide.i[2] = 1100;  // (64 + 64) * 4 * 1100 = 563 KB, 512 pixels a chunk
+    EXPECT_EQ(detail::make_direct_plan(wide, 16, 32, caches).pixels_per_chunk, 512);
     wide.o[2] = wide.i[2] = 1000;  // 512 KB: within the budget
     EXPECT_EQ(detail::make_direct_plan(wide, 16, 32, caches).pixels_per_chunk, 0);
 }
