@@ -8,6 +8,7 @@
 #include "kernels/amx/amx_gemm.hpp"
 #include "kernels/bf16dot_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/few_oc_kernels.hpp"
 #include "kernels/direct_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
@@ -102,6 +103,15 @@ std::string col2im_cannot(const conv_problem &p) {
 template <col2im_run_fn run, register_tile t>
 std::unique_ptr<kernel> col2im(const conv_problem &p) {
     return make_col2im_kernel(p, t, run);
+}
+
+template <register_tile t>
+std::string few_oc_cannot(const conv_problem &p) {
+    return few_oc_why_not(p, t.vlen);
+}
+template <few_oc_run_fn run, register_tile t>
+std::unique_ptr<kernel> few_oc(const conv_problem &p) {
+    return make_few_oc_kernel(p, t, run);
 }
 
 template <direct_run_fn run, register_tile t>
@@ -238,6 +248,19 @@ const std::vector<impl_desc> &table() {
          .cannot_natively = amx::cannot_natively,
          .guards_padded_taps = all_directions},
 
+        // Forwards and weight gradients to 1-4 channels: src channels on the lanes, before
+        // the kernels that put the dst channels there (and fill one lane of 16).
+        {.name = "few_oc:avx512",
+         .directions = {conv_direction::fwd, conv_direction::bwd_weights},
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx512,
+         .tile = zmm_tile,
+         .cannot = few_oc_cannot<zmm_tile>,
+         .why_not = few_oc_cannot<zmm_tile>,
+         .create = few_oc<avx512::run_few_oc, zmm_tile>,
+         .create_emulated = few_oc<avx512_emu::run_few_oc, zmm_tile>,
+         .emulation_isa = cpu_isa::avx2,
+         .guards_padded_taps = {conv_direction::fwd, conv_direction::bwd_weights}},
         {.name = "gemm:avx512",
          .directions = all_directions,
          .dtypes = all_float_types,
@@ -288,6 +311,15 @@ const std::vector<impl_desc> &table() {
          .emulation_isa = cpu_isa::avx2,
          .guards_padded_taps = all_directions},
 
+        {.name = "few_oc:avx2",
+         .directions = {conv_direction::fwd, conv_direction::bwd_weights},
+         .dtypes = all_float_types,
+         .isa = cpu_isa::avx2,
+         .tile = ymm_tile,
+         .cannot = few_oc_cannot<ymm_tile>,
+         .why_not = few_oc_cannot<ymm_tile>,
+         .create = few_oc<avx2::run_few_oc, ymm_tile>,
+         .guards_padded_taps = {conv_direction::fwd, conv_direction::bwd_weights}},
         {.name = "gemm:avx2",
          .directions = all_directions,
          .dtypes = all_float_types,

@@ -6,6 +6,7 @@
 
 #include "core/resolve.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/few_oc_kernels.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/dw_kernels.hpp"

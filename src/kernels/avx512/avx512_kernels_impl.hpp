@@ -15,6 +15,7 @@
 #include "kernels/schedule/bwd_weights.hpp"
 #include "kernels/schedule/gemm.hpp"
 #include "kernels/schedule/col2im.hpp"
+#include "kernels/schedule/few_oc.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"  // (run_bf16dot on the traits' vdpbf16ps)
 #include "kernels/common/grouped_reduce.hpp"

@@ -12,6 +12,7 @@
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/grouped_pairs_kernels.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/few_oc_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"

@@ -13,6 +13,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/col2im_kernels.hpp"
+#include "kernels/few_oc_kernels.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/grouped_pairs_kernels.hpp"
 #include "kernels/common/gemm_plan.hpp"

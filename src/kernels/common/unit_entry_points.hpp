@@ -5,6 +5,7 @@
 
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_col2im(const col2im_plan &pl, const conv_args &args);
+void run_few_oc(const few_oc_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 void run_depthwise(const dw_plan &pl, const conv_args &args);
 void run_depthwise_ncx(const dw_ncx_plan &pl, const conv_args &args);

@@ -1,0 +1,318 @@
+// The few-output-channels schedule (plan and rationale in kernels/few_oc_kernels.hpp): src
+// channels on the lanes, for forwards and weight gradients with 1-4 dst channels per group.
+// Included by each ISA's translation unit inside its own namespace, after bwd_weights.hpp
+// (row_source, row_buffers, tap_row_of).
+
+// Weights as [g][tap][o][cpad] f32, the lanes from icg on zero.
+static void few_oc_pack_weights(const few_oc_plan &pl, const void *user, float *wp) {
+    const conv_problem &p = pl.p;
+    const weights_layout &l = p.wei;
+    const dim_t ksp = p.ksp();
+    for (dim_t g = 0; g < p.g; ++g)
+        for (dim_t t = 0; t < ksp; ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t o = 0; o < p.ocg; ++o) {
+                float *row = wp + ((g * ksp + t) * p.ocg + o) * pl.cpad;
+                for (dim_t c = 0; c < p.icg; ++c)
+                    row[c] = load_elem(p.dt, user, (g * p.ocg + o) * l.oc + c * l.ic + toff);
+                for (dim_t c = p.icg; c < pl.cpad; ++c) row[c] = 0.f;
+            }
+        }
+}
+
+// The src rows one output row (n, od, oh) reads through its taps (kd, kh) inside src, with
+// channel 0 of group g, and each one's first tap index (kd * KH + kh) * KW. Returns how many.
+static int few_oc_tap_rows(const conv_problem &p, const row_source &src, dim_t row, dim_t g,
+                           const float **rows, dim_t *t0) {
+    int n = 0;
+    for (dim_t hd = 0; hd < p.k[0] * p.k[1]; ++hd) {
+        const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
+        if (!tr.valid) continue;
+        rows[n] = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+        t0[n++] = hd * p.k[2];
+    }
+    return n;
+}
+
+// ------------------------------------------------------------------------------- fwd --
+
+// One block of R = W / O output pixels [ow0, ow0 + m) and their O outputs: accumulator q * O + o
+// holds, lane by lane, the products of pixel q's channels with output o's weights, over every
+// tap; the W accumulators' lane sums (a transpose, then W - 1 adds) land in `sums`, lane
+// q * O + o. Taps in the padding are left out.
+template <int O, bool TAIL>
+static void few_oc_fwd_block(const few_oc_plan &pl, const float *const *rows, const dim_t *t0,
+                             int nrows, dim_t ps, const float *wg, dim_t ow0, int m, float *sums) {
+    constexpr int R = W / O;
+    const conv_problem &p = pl.p;
+    const dim_t cpad = pl.cpad, ncv = cpad / W, s = p.s[2];
+    const mask_t mk = vt::mask(int(p.icg - (ncv - 1) * W));
+    V acc[W];
+#pragma GCC unroll 16
+    for (int a = 0; a < W; ++a) acc[a] = vt::zero();
+    for (int r = 0; r < nrows; ++r) {
+        for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+            const float *wt = wg + (t0[r] + kw) * O * cpad;
+            const dim_t i0 = ow0 * s + kw * p.dl[2] - p.pb[2];  // pixel 0's src pixel
+            // Every pixel of a full block inside src (in division: R strides may not fit).
+            const bool inside = m == R && i0 >= 0 && i0 < p.i[2] && (p.i[2] - 1 - i0) / s >= R - 1;
+            for (dim_t cv = 0; cv < ncv; ++cv) {
+                const bool masked = TAIL && cv == ncv - 1;
+                V wv[O];
+#pragma GCC unroll 4
+                for (int o = 0; o < O; ++o) wv[o] = vt::load(wt + o * cpad + cv * W);
+                auto madd = [&](int q, const float *x) {
+                    const V xv = masked ? vt::load_mask(x, mk) : vt::load(x);
+#pragma GCC unroll 4
+                    for (int o = 0; o < O; ++o) acc[q * O + o] = vt::fma(xv, wv[o], acc[q * O + o]);
+                };
+                if (inside) {
+                    const float *x = rows[r] + i0 * ps + cv * W;
+                    const dim_t step = s * ps;
+#pragma GCC unroll 16
+                    for (int q = 0; q < R; ++q) madd(q, x + q * step);
+                } else {
+#pragma GCC unroll 16
+                    for (int q = 0; q < R; ++q) {
+                        // (Only pixels that exist: q strides past them may not fit.)
+                        const dim_t iw = q < m ? i0 + q * s : -1;
+                        if (iw >= 0 && iw < p.i[2]) madd(q, rows[r] + iw * ps + cv * W);
+                    }
+                }
+            }
+        }
+    }
+    vt::transpose(acc);
+    V sum = acc[0];
+#pragma GCC unroll 16
+    for (int a = 1; a < W; ++a) sum = vt::add(sum, acc[a]);
+    vt::store(sums, sum);
+}
+
+template <int O>
+static void few_oc_fwd_block_any(const few_oc_plan &pl, const float *const *rows, const dim_t *t0,
+                                 int nrows, dim_t ps, const float *wg, dim_t ow0, int m,
+                                 float *sums) {
+    if (pl.p.icg % W)
+        few_oc_fwd_block<O, true>(pl, rows, t0, nrows, ps, wg, ow0, m, sums);
+    else
+        few_oc_fwd_block<O, false>(pl, rows, t0, nrows, ps, wg, ow0, m, sums);
+}
+
+static void few_oc_fwd(const few_oc_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), nhd = p.k[0] * p.k[1], rows = p.mb * p.o[0] * p.o[1];
+    if (rows == 0 || p.o[2] == 0) return;
+    scratch wp(p.g * ksp * p.ocg * pl.cpad);
+    few_oc_pack_weights(pl, args.wei, wp.p);
+    scratch bias(p.with_bias ? p.oc() : 0);
+    for (dim_t c = 0; p.with_bias && c < p.oc(); ++c)
+        bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
+    const row_source src0{
+        pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, p.ic(), p.i};
+    const row_source no_dst{true, fview{}, nullptr, &p.dst, p.dt, p.oc(), p.o};
+    const int R = pl.pixels;
+    parallel(pl.nthr, [&](int ithr, int nt) {
+        dim_t r0, r1;
+        split(rows, nt, ithr, r0, r1);
+        row_source src = src0, dst = no_dst;
+        const row_buffers bufs(p, src, dst, r0, r1, pl.rows_per_chunk);
+        std::vector<const float *> trows(static_cast<size_t>(nhd));
+        std::vector<dim_t> t0(static_cast<size_t>(nhd));
+        alignas(64) float sums[W];
+        for (dim_t c = r0; c < r1; c += pl.rows_per_chunk) {
+            const dim_t ce = imin(c + pl.rows_per_chunk, r1);
+            row_buffers::convert(p, src, dst, c, ce);
+            for (dim_t row = c; row < ce; ++row) {
+                const tap_row at = tap_row_of(p, row, 0, 0);  // (n, od, oh)
+                for (dim_t g = 0; g < p.g; ++g) {
+                    const int nr = few_oc_tap_rows(p, src, row, g, trows.data(), t0.data());
+                    const float *wg = wp.p + g * ksp * p.ocg * pl.cpad;
+                    const dim_t obase = at.n * p.dst.n + at.od * p.dst.sp[0] + at.oh * p.dst.sp[1] +
+                                        g * p.ocg * p.dst.c;
+                    for (dim_t ow0 = 0; ow0 < p.o[2]; ow0 += R) {
+                        const int m = int(imin(R, p.o[2] - ow0));
+                        const dim_t ps = src.pixel_stride();
+                        switch (p.ocg) {
+                            case 1:
+                                few_oc_fwd_block_any<1>(pl, trows.data(), t0.data(), nr, ps, wg,
+                                                        ow0, m, sums);
+                                break;
+                            case 2:
+                                few_oc_fwd_block_any<2>(pl, trows.data(), t0.data(), nr, ps, wg,
+                                                        ow0, m, sums);
+                                break;
+                            case 3:
+                                few_oc_fwd_block_any<3>(pl, trows.data(), t0.data(), nr, ps, wg,
+                                                        ow0, m, sums);
+                                break;
+                            default:
+                                few_oc_fwd_block_any<4>(pl, trows.data(), t0.data(), nr, ps, wg,
+                                                        ow0, m, sums);
+                                break;
+                        }
+                        for (int q = 0; q < m; ++q)
+                            for (dim_t o = 0; o < p.ocg; ++o) {
+                                float v = sums[q * p.ocg + o];
+                                if (p.with_bias) v += bias.p[g * p.ocg + o];
+                                store_elem(p.dt, args.out,
+                                           obase + (ow0 + q) * p.dst.sp[2] + o * p.dst.c, v);
+                            }
+                    }
+                }
+            }
+        }
+    });
+}
+
+// ----------------------------------------------------------------------- bwd_weights --
+
+// Accumulators a register block holds: (kw, channel vector) pairs times O.
+inline constexpr int few_oc_acc_budget = W == 16 ? 24 : 10;
+
+// The pairs [j0, j0 + np) of one tap row (kd, kh) of group g (pair j: kw = j / ncv, channel
+// vector cv = j % ncv), over the rows [c, ce) of diff_dst, added into `part`
+// ([tap][o][cpad] of the group). Per output pixel: O broadcasts of diff_dst, one load of src
+// per pair, O FMAs per pair; the pixels where every pair's tap is inside src without checks.
+template <int O, bool TAIL>
+static void few_oc_bww_block(const few_oc_plan &pl, const row_source &src, const row_source &dst,
+                             dim_t c, dim_t ce, dim_t g, dim_t hd, dim_t j0, int np, float *part) {
+    constexpr int P = few_oc_acc_budget / O;
+    const conv_problem &p = pl.p;
+    const dim_t cpad = pl.cpad, ncv = cpad / W, s = p.s[2];
+    const mask_t mk = vt::mask(int(p.icg - (ncv - 1) * W));
+    const dim_t ps = src.pixel_stride(), dps = dst.pixel_stride();
+    // Per pair: its src offset from pixel ow * s (off of its tap, plus its channel vector), the
+    // output pixels its tap reads inside src, and whether it is the masked last vector.
+    dim_t xoff[P], lo[P], hi[P];
+    bool masked[P];
+    dim_t ilo = 0, ihi = p.o[2], ulo = p.o[2], uhi = 0;  // every pair's pixels; any pair's
+    for (int j = 0; j < P; ++j) {
+        const dim_t jj = j0 + (j < np ? j : 0), kw = jj / ncv, cv = jj % ncv;
+        const dim_t off = tap_w_range(p, kw, lo[j], hi[j]);
+        // (A tap with no pixel inside may lie 2^60 pixels out: its offset is never used.)
+        xoff[j] = lo[j] < hi[j] ? off * ps + cv * W : 0;
+        masked[j] = TAIL && cv == ncv - 1;
+        if (j >= np) continue;
+        ilo = imax(ilo, lo[j]), ihi = imin(ihi, hi[j]);
+        ulo = imin(ulo, lo[j]), uhi = imax(uhi, hi[j]);
+    }
+    if (ulo >= uhi) return;
+    if (ilo >= ihi) ilo = ihi = uhi;  // no pixel inside for all: every pixel checked
+    V acc[P][O];
+#pragma GCC unroll 24
+    for (int j = 0; j < P; ++j)
+#pragma GCC unroll 4
+        for (int o = 0; o < O; ++o) acc[j][o] = vt::zero();
+    for (dim_t row = c; row < ce; ++row) {
+        const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
+        if (!tr.valid) continue;
+        const float *x0 = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+        const float *d0 = dst.row(tr.n, tr.od, tr.oh) + g * p.ocg;
+        auto pixel = [&](dim_t ow, auto checked) {
+            V dv[O];
+#pragma GCC unroll 4
+            for (int o = 0; o < O; ++o) dv[o] = vt::bcast(d0 + ow * dps + o);
+            const float *x = x0 + ow * s * ps;
+#pragma GCC unroll 24
+            for (int j = 0; j < P; ++j) {
+                if (j >= np) continue;
+                if constexpr (decltype(checked)::value)
+                    if (ow < lo[j] || ow >= hi[j]) continue;
+                const V xv = masked[j] ? vt::load_mask(x + xoff[j], mk) : vt::load(x + xoff[j]);
+#pragma GCC unroll 4
+                for (int o = 0; o < O; ++o) acc[j][o] = vt::fma(xv, dv[o], acc[j][o]);
+            }
+        };
+        for (dim_t ow = ulo; ow < ilo; ++ow) pixel(ow, std::true_type{});
+        for (dim_t ow = ilo; ow < ihi; ++ow) pixel(ow, std::false_type{});
+        for (dim_t ow = ihi; ow < uhi; ++ow) pixel(ow, std::true_type{});
+    }
+    for (int j = 0; j < np; ++j) {
+        const dim_t jj = j0 + j, kw = jj / ncv, cv = jj % ncv;
+        for (int o = 0; o < O; ++o) {
+            float *w = part + ((hd * p.k[2] + kw) * O + o) * cpad + cv * W;
+            vt::store(w, vt::add(vt::load(w), acc[j][o]));
+        }
+    }
+}
+
+template <int O>
+static void few_oc_bww_rows(const few_oc_plan &pl, const row_source &src, const row_source &dst,
+                            dim_t c, dim_t ce, float *part) {
+    const conv_problem &p = pl.p;
+    const dim_t ncv = pl.cpad / W, pairs = p.k[2] * ncv, ksp = p.ksp();
+    constexpr int P = few_oc_acc_budget / O;
+    for (dim_t g = 0; g < p.g; ++g)
+        for (dim_t hd = 0; hd < p.k[0] * p.k[1]; ++hd)
+            for (dim_t j0 = 0; j0 < pairs; j0 += P) {
+                const int np = int(imin(P, pairs - j0));
+                float *pg = part + g * ksp * O * pl.cpad;
+                if (p.icg % W)
+                    few_oc_bww_block<O, true>(pl, src, dst, c, ce, g, hd, j0, np, pg);
+                else
+                    few_oc_bww_block<O, false>(pl, src, dst, c, ce, g, hd, j0, np, pg);
+            }
+}
+
+static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
+    const conv_problem &p = pl.p;
+    const dim_t ksp = p.ksp(), rows = p.mb * p.o[0] * p.o[1];
+    const dim_t part = p.g * ksp * p.ocg * pl.cpad;  // one thread's partial weights
+    const row_source src0{
+        pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, p.ic(), p.i};
+    const row_source dst0{
+        pl.dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, p.oc(), p.o};
+    const int nthr = pl.nthr;
+    scratch partials(nthr * part);
+    parallel(nthr, [&](int ithr, int nt) {
+        float *mine = partials.p + ithr * part;
+        for (dim_t e = 0; e < part; ++e) mine[e] = 0.f;
+        dim_t r0, r1;
+        split(rows, nt, ithr, r0, r1);
+        row_source src = src0, dst = dst0;
+        const row_buffers bufs(p, src, dst, r0, r1, pl.rows_per_chunk);
+        for (dim_t c = r0; c < r1; c += pl.rows_per_chunk) {
+            const dim_t ce = imin(c + pl.rows_per_chunk, r1);
+            row_buffers::convert(p, src, dst, c, ce);
+            switch (p.ocg) {
+                case 1:
+                    few_oc_bww_rows<1>(pl, src, dst, c, ce, mine);
+                    break;
+                case 2:
+                    few_oc_bww_rows<2>(pl, src, dst, c, ce, mine);
+                    break;
+                case 3:
+                    few_oc_bww_rows<3>(pl, src, dst, c, ce, mine);
+                    break;
+                default:
+                    few_oc_bww_rows<4>(pl, src, dst, c, ce, mine);
+                    break;
+            }
+        }
+    });
+    // The threads' partials in thread order, rounded once into the user's weights.
+    const weights_layout &l = p.wei;
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t s, e;
+        split(p.g * ksp * p.ocg, nt, ithr, s, e);
+        for (dim_t x = s; x < e; ++x) {
+            const dim_t o = x % p.ocg, t = (x / p.ocg) % ksp, g = x / (p.ocg * ksp);
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t base = (g * p.ocg + o) * l.oc + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            for (dim_t ci = 0; ci < p.icg; ++ci) {
+                float sum = 0.f;
+                for (int q = 0; q < nthr; ++q) sum += partials.p[q * part + x * pl.cpad + ci];
+                store_elem(p.dt, args.out, base + ci * l.ic, sum);
+            }
+        }
+    });
+}
+
+void run_few_oc(const few_oc_plan &pl, const conv_args &args) {
+    if (pl.p.dir == conv_direction::fwd)
+        few_oc_fwd(pl, args);
+    else
+        few_oc_bwd_weights(pl, args);
+}
