@@ -27,6 +27,10 @@ const std::vector<suite_layer> &default_suite() {
         {"dcgan_g_proj_1x1in", true, "mb64ic100ih1oc512oh4kh4", "DCGAN generator projection nz=100 -> 512x4x4"},
         {"user_ct3d_50to1", true, "mb200ic50id1ih1iw1oc1od28oh28ow1kd28kh28kw1",
          "user's ConvTranspose3d 50 -> 1 channel, kernel 28x28x1 on a 1x1x1 input"},
+        // Few channels on one side, kernels that are not the dense layers' (session 50).
+        {"esrgan_conv_last_64to3", false, "mb16ic64ih128oc3oh128kh3ph1", "ESRGAN last conv, 64 -> RGB at 128x128"},
+        {"hifigan_conv_post_32to1", false, "mb16ic32iw8192oc1ow8192kw7pw3", "HiFi-GAN conv_post 32 -> 1 (the waveform)"},
+        {"wav2vec2_conv0_k10s5", false, "mb4ic1iw80000oc512ow15999kw10sw5pw0", "wav2vec2 feature encoder's first layer, 5 s of 16 kHz audio"},
     };
     return suite;
 }
