@@ -20,6 +20,7 @@
 #include "kernels/pack/padded_src.hpp"
 #include "kernels/plan/cache_sizes.hpp"
 #include "util/conv_case.hpp"
+#include "util/conv_geometry.hpp"
 #include "util/conv_test_util.hpp"
 #include "util/kernel_check.hpp"
 
@@ -267,6 +268,36 @@ TEST(GemmPlan, RowsAreOneBlockWhenCIsTheUsersTensor) {
     EXPECT_LE(pb.mc * pb.nc * 4, detail::budget_of(detail::machine_caches()).l2_block)
         << detail::describe(pb);
     set_num_threads(0);
+}
+
+// A C in place far beyond the caches (gemm_plan::stream_c): row blocks whose C rows, every group
+// and column block, are written one after another, and streamed. 2 groups of 1 -> 312 channels
+// (random 24's shape): group 1's rows start half a line in, so its vectors are stored plainly
+// beside group 0's streamed ones, on the same lines. One thread, C 1.25x the bound; every
+// GEMM row that runs here (the AVX-512 one emulated too) against the reference.
+TEST(GemmPlan, HugeOutputInPlaceIsStreamedByRowBlocks) {
+    const double bound = 8.0 * double(detail::machine_caches().l2);  // one thread
+    const dim_t width = dim_t(1.25 * bound / (2.0 * 624 * 4)) + 1;
+    const testing::conv_geometry geo{"2 groups of 1 -> 312", 2, 2, {width}, {3}, {1}, {1}, {1},
+                                     {1}, false, false, data_type::f32, 1, 312};
+    const op o = testing::make_geometry_op(geo, op_kind::Convolution, false);
+    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
+    const std::vector<testing::swept_case> cases =
+        testing::reference_sweep(3, 1, make, [](int) { return 1; });
+    const detail::resolved_op &r = cases[0].r;
+    set_num_threads(1);
+    int ran = 0;
+    for (const detail::impl_desc &row : detail::kernel_inventory()) {
+        if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
+        const testing::row_mode m = testing::how_to_run(row);
+        if (!m.create) continue;
+        const std::string plan = m.create(r.prob)->describe();
+        EXPECT_NE(plan.find("streamed past the caches"), std::string::npos) << row.name << plan;
+        EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name;
+        ++ran;
+    }
+    set_num_threads(0);
+    if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
 }
 
 TEST(Dispatch, GemmKernelDeclinesWithReasons) {

@@ -75,6 +75,10 @@ struct gemm_plan {
     // unit accumulates in the user's tensor (gemm_c_in_place, column runs, f32 or one K block),
     // and then mc is not bounded by the block's L2 budget.
     bool c_block = true;
+    // C in place and far beyond the caches (output_streams_past_caches): units of mc rows, all
+    // groups and column blocks of a row block one after another, and C's whole vectors stored
+    // past the caches when all of K is one block.
+    bool stream_c = false;
     int nthr = 1;
     bool prefill = false;  // bwd_data: src elements no window reads are set to bias (or 0) first
     int bias_axis = -1;    // -1: no bias, 0: bias per C row, 1: per C column

@@ -61,9 +61,11 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
         dim_t s, e;
         split(units, nthr, ithr, s, e);
         for (dim_t u = s; u < e; ++u) {
+            // Units in the order (row block, group, column block, K part): a row block's C
+            // rows, all groups and columns, are written one after another.
             const dim_t part = u % pl.ksplit, rest = u / pl.ksplit;
-            const dim_t nb = rest % pl.nblocks, mb = (rest / pl.nblocks) % pl.mblocks;
-            const dim_t g = rest / (pl.nblocks * pl.mblocks);
+            const dim_t nb = rest % pl.nblocks, g = (rest / pl.nblocks) % p.g;
+            const dim_t mb = rest / (pl.nblocks * p.g);
             const dim_t m0 = mb * pl.mc, mcnt = imin(pl.mc, pl.M - m0);
             const dim_t n0 = nb * pl.nc, ncnt = imin(pl.nc, pl.N - n0);
             dim_t k_s, k_e;
@@ -101,6 +103,7 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
                     a.narrow = cuser16 && k0 + kcnt == k_e ? p.dt : data_type::f32;
                     a.C16 = crows16;
+                    a.stream = pl.stream_c && cuser;
                     for (dim_t np = 0; np < ncnt; np += NR) {
                         panel = Bp + np * kcnt;
                         const int nv = int(div_up(imin(NR, ncnt - np), W));
@@ -130,6 +133,7 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                 std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
                             size_t(ncnt) * sizeof(float));
         }
+        if (pl.stream_c) vt::stream_fence();  // the streamed stores land before the join
     });
     if (pl.ksplit == 1) return;
     // Fixed-order reduction of the K parts, row by row of C, then the store.
