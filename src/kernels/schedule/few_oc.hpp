@@ -37,6 +37,18 @@ static int few_oc_tap_rows(const conv_problem &p, const row_source &src, dim_t r
 
 // ------------------------------------------------------------------------------- fwd --
 
+// Lane j of the result: the sum of a[j]'s lanes (a is clobbered). Pairs of vectors are merged
+// level by level, each pair's even and odd lanes added (two permutes and an add): after log2(W)
+// levels the W sums are in order. 2W - 2 permutes, where a W x W transpose takes 4W.
+static inline V few_oc_lane_sums(V (&a)[W]) {
+#pragma GCC unroll 5
+    for (int n = W; n > 1; n /= 2)
+#pragma GCC unroll 8
+        for (int i = 0; i < n / 2; ++i)
+            a[i] = vt::add(vt::even(a[2 * i], a[2 * i + 1]), vt::odd(a[2 * i], a[2 * i + 1]));
+    return a[0];
+}
+
 // One block of R = W / O output pixels [ow0, ow0 + m) and their O outputs: accumulator q * O + o
 // holds, lane by lane, the products of pixel q's channels with output o's weights, over every
 // tap; the W accumulators' lane sums (a transpose, then W - 1 adds) land in `sums`, lane
@@ -83,11 +95,7 @@ static void few_oc_fwd_block(const few_oc_plan &pl, const float *const *rows, co
             }
         }
     }
-    vt::transpose(acc);
-    V sum = acc[0];
-#pragma GCC unroll 16
-    for (int a = 1; a < W; ++a) sum = vt::add(sum, acc[a]);
-    vt::store(sums, sum);
+    vt::store(sums, few_oc_lane_sums(acc));
 }
 
 template <int O>
