@@ -22,6 +22,7 @@
 #include "core/resolve.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "util/aligned_bytes.hpp"
+#include "util/conv_geometry.hpp"
 #include "util/kernel_check.hpp"
 
 namespace convgrad::detail {
@@ -156,8 +157,12 @@ struct prepared {
     std::vector<tensor_buffer> in;
 };
 
+prepared prepare_op(const op &o, bool ints);
 prepared prepare(const split_case &c, bool ints) {
-    const op o = make_op(c);
+    return prepare_op(make_op(c), ints);
+}
+
+prepared prepare_op(const op &o, bool ints) {
     prepared pr{detail::resolve_op(o, o.inputs(), o.outputs()), {}};
     for (size_t t = 0; t < pr.r.inputs.size(); ++t) {
         pr.in.emplace_back(pr.r.inputs[t]);
@@ -365,6 +370,9 @@ TEST(BwdWeights, PixelChunksEqualTheReference) {
         {"2-D 2 channels 3x3 stride 2", op_kind::ConvolutionBackwardWeights, 1, 2, 20, 2, {7, 19}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
         {"1-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2, {29}, {4}, {2}, {1}, {1}, 2},
         {"bf16 1-D 19 channels", op_kind::ConvolutionBackwardWeights, 1, 19, 70, 2, {41}, {3}, {2}, {1}, {1}, 0, data_type::bf16},
+        // Converted a window of pixels at a time (diff_dst and the src pixels it reads).
+        {"f16 1-D 1 channel, kernel 10 stride 5", op_kind::ConvolutionBackwardWeights, 1, 1, 40, 2, {83}, {10}, {5}, {2}, {4}, 0, data_type::f16},
+        {"bf16 2-D 3 channels, dilated-free stride 2", op_kind::ConvolutionBackwardWeights, 1, 3, 20, 1, {5, 23}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0, data_type::bf16},
     };
     // clang-format on
     const testing::poisoned_scratch nan_scratch;
@@ -391,6 +399,37 @@ TEST(BwdWeights, PixelChunksEqualTheReference) {
     }
     std::printf("[ info    ] %d (case, isa, split, threads, pixels) runs equal the reference\n",
                 runs);
+}
+
+// The same over NCX tensors (PyTorch's layout), converted by windows through the block
+// transpose of channel runs: f32 and bf16, 1-D and 2-D, a padded layout.
+TEST(BwdWeights, PixelChunksOfNcxRowsEqualTheReference) {
+    // clang-format off
+    const testing::conv_geometry ncx[] = {
+        {"NCX 1-D 1 channel, kernel 10 stride 5", 1, 2, {83}, {10}, {5}, {2}, {4}, {1}, true, false, data_type::f32, 1, 40},
+        {"NCX bf16 2-D 5 channels", 1, 2, {6, 37}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, data_type::bf16, 5, 24},
+        {"NCX padded f32 1-D 20 channels, dilated", 1, 1, {45}, {3}, {1}, {2}, {2}, {2}, true, true, data_type::f32, 20, 33},
+    };
+    // clang-format on
+    int runs = 0;
+    for (const testing::conv_geometry &g : ncx) {
+        prepared pr = prepare_op(
+            testing::make_geometry_op(g, op_kind::ConvolutionBackwardWeights, false), true);
+        const std::vector<double> want = reference_weights(pr);
+        for (const isa_unit &u : isa_units) {
+            if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+            for (int nthr : {1, 2})
+                for (const dim_t pixels : {dim_t(1), dim_t(4), dim_t(9)}) {
+                    const std::vector<double> got =
+                        run_split(u, pr, false, nthr, 1, nullptr, nullptr, pixels).values();
+                    for (size_t i = 0; i < got.size(); ++i)
+                        ASSERT_EQ(got[i], want[i]) << u.name << " " << g.what << ", threads "
+                                                   << nthr << ", pixels " << pixels << ", at " << i;
+                    ++runs;
+                }
+        }
+    }
+    std::printf("[ info    ] %d NCX (case, isa, threads, pixels) runs equal the reference\n", runs);
 }
 
 // A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.

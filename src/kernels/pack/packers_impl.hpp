@@ -159,6 +159,26 @@ static void pack_rows_channels_last(data_type dt, const void *user, const data_l
     }
 }
 
+// Pixels [w_lo, w_lo + w_n) of rows [a, b) (flattened n, d, h) into dense channels-last f32 rows
+// of w_n pixels: a window of rows too long to convert whole (bwd_weights' pixel chunks).
+static void pack_row_window_channels_last(data_type dt, const void *user, const data_layout &l,
+                                          dim_t C, const dim_t *sp, dim_t a, dim_t b, dim_t w_lo,
+                                          dim_t w_n, float *out) {
+    const ncx_runs runs = ncx_runs_of(l, sp);
+    for (dim_t r = a; r < b; ++r) {
+        const dim_t n = r / (sp[0] * sp[1]), rin = r % (sp[0] * sp[1]);
+        const dim_t base = n * l.n + (rin / sp[1]) * l.sp[0] + (rin % sp[1]) * l.sp[1] +
+                           w_lo * l.sp[2];
+        float *o = out + (r - a) * w_n * C;
+        if (runs.ok) {
+            for (dim_t c0 = 0; c0 < C; c0 += W)
+                transpose_run_block(dt, true, const_cast<void *>(user), base, l.c, o, C, c0, w_n);
+        } else {
+            pack_row_channels_last(dt, user, l, C, w_n, base, o);
+        }
+    }
+}
+
 // Runs f(row, w0, w1) over pixels [w0, w1) of rows [0, rows) of wn pixels (flattened n, d, h),
 // the pixels split evenly over the threads: a chunk of one long row (a 1-D image, or the rows of
 // a chunk along w) is converted by every thread, not by one.

@@ -36,14 +36,25 @@ struct row_source {
     const dim_t *sp;
     float *buf = nullptr;  // converted rows [lo, ...) of the current chunk
     dim_t lo = 0;
+    // Converted by window (convert_window): pixels [w_lo, w_lo + w_n) of each row; w_n < 0: whole
+    // rows.
+    dim_t w_lo = 0, w_n = -1;
     dim_t pixel_stride() const { return direct ? v.w : C; }
+    // (Pixel 0 of the row: with a window, before the buffer; only its pixels are read.)
     const float *row(dim_t n, dim_t d, dim_t h) const {
         if (direct) return v.at(n, d, h, 0);
-        return buf + ((n * sp[0] + d) * sp[1] + h - lo) * sp[2] * C;
+        const dim_t width = w_n < 0 ? sp[2] : w_n;
+        return buf + (((n * sp[0] + d) * sp[1] + h - lo) * width - w_lo) * C;
     }
     void convert(dim_t a, dim_t b) {
-        lo = a;
+        lo = a, w_lo = 0, w_n = -1;
         if (!direct && b > a) pack_rows_channels_last(dt, user, *l, C, sp, a, b, buf);
+    }
+    // Pixels [wa, wb) of rows [a, b) (none when wb <= wa).
+    void convert_window(dim_t a, dim_t b, dim_t wa, dim_t wb) {
+        lo = a, w_lo = wa, w_n = imax(wb - wa, 0);
+        if (!direct && b > a && w_n > 0)
+            pack_row_window_channels_last(dt, user, *l, C, sp, a, b, wa, w_n, buf);
     }
 };
 
@@ -80,8 +91,9 @@ static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_
 // the src rows they read; attached to the thread's copies of the row sources.
 struct row_buffers {
     scratch s, d;
+    // `wc` > 0: rows converted by windows of wc output pixels (convert_window).
     static dim_t src_floats(const conv_problem &p, const row_source &src, dim_t r0, dim_t r1,
-                            dim_t chunk) {
+                            dim_t chunk, dim_t wc) {
         dim_t most = 0;  // the most src rows one chunk reads
         if (!src.direct)
             for (dim_t c = r0; c < r1; c += chunk) {
@@ -89,12 +101,16 @@ struct row_buffers {
                 src_rows_of(p, c, imin(c + chunk, r1), a, b);
                 most = imax(most, b - a);
             }
-        return most * p.i[2] * p.ic();
+        const dim_t width =
+            wc > 0 ? imin(p.i[2], (wc - 1) * p.s[2] + (p.k[2] - 1) * p.dl[2] + 1) : p.i[2];
+        return most * width * p.ic();
     }
     row_buffers(const conv_problem &p, row_source &src, row_source &dst, dim_t r0, dim_t r1,
-                dim_t chunk)
-        : s(src_floats(p, src, r0, r1, chunk)),
-          d(dst.direct ? 0 : imax(1, imin(chunk, r1 - r0)) * p.o[2] * p.oc()) {
+                dim_t chunk, dim_t wc = 0)
+        : s(src_floats(p, src, r0, r1, chunk, wc)),
+          d(dst.direct ? 0
+                       : imax(1, imin(chunk, r1 - r0)) * (wc > 0 ? imin(wc, p.o[2]) : p.o[2]) *
+                             p.oc()) {
         src.buf = s.p;
         dst.buf = d.p;
     }
@@ -106,6 +122,17 @@ struct row_buffers {
         dim_t a, b;
         src_rows_of(p, c, ce, a, b);
         src.convert(a, b);
+    }
+    // The same for output pixels [w0, w1) of those rows and the src pixels their taps read.
+    static void convert_window(const conv_problem &p, row_source &src, row_source &dst, dim_t c,
+                               dim_t ce, dim_t w0, dim_t w1) {
+        dst.convert_window(c, ce, w0, w1);
+        if (src.direct) return;
+        dim_t a, b;
+        src_rows_of(p, c, ce, a, b);
+        const dim_t first = w0 * p.s[2] - p.pb[2];
+        const dim_t last = (w1 - 1) * p.s[2] - p.pb[2] + (p.k[2] - 1) * p.dl[2];
+        src.convert_window(a, b, imax(first, 0), imin(last + 1, p.i[2]));
     }
 };
 
@@ -238,7 +265,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
     const dim_t nptr = imax(1, imin(chunk, r1 - r0));
     row_source src = src0, dst = dst0;
-    const row_buffers bufs(p, src, dst, r0, r1, chunk);
+    const row_buffers bufs(p, src, dst, r0, r1, chunk, pl.pixels_per_chunk);
     scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
     const float **D = reinterpret_cast<const float **>(ptrs.p);
     const float **B = D + nptr;
@@ -287,7 +314,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const dim_t wc = pl.pixels_per_chunk > 0 ? pl.pixels_per_chunk : imax(p.o[2], 1);
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
-        row_buffers::convert(p, src, dst, c, ce);
+        if (pl.pixels_per_chunk == 0) row_buffers::convert(p, src, dst, c, ce);
         for (dim_t row = c; row < ce && share_hd; ++row) {
             bool all = true;
             for (dim_t hd = 0; hd < nhd && all; ++hd)
@@ -295,12 +322,16 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             reads_all[size_t(row - c)] = all;
         }
         for (dim_t w0 = 0; w0 < p.o[2]; w0 += wc) {
+            // Converted operands (NCX, bf16/f16) a window of the rows at a time: a whole row of
+            // wav2vec2's first layer's diff_dst is 33 MB of f32 (bf16: 0.67x its f32 time).
+            if (pl.pixels_per_chunk > 0 && (!src.direct || !dst.direct))
+                row_buffers::convert_window(p, src, dst, c, ce, w0, imin(w0 + wc, p.o[2]));
             // The next chunk's diff_dst pixels, fetched into L2 now: its blocks of output
             // channels, read one after another, would each take a few lines of every pixel
             // from memory, a pattern the hardware prefetchers do not follow (wav2vec2's first
             // layer in chunks of 256 pixels, 2 threads: 9.4-10.0 -> 7.5 ms; one thread,
             // memory-bound, unchanged).
-            if (pl.pixels_per_chunk > 0 && w0 + wc < p.o[2])
+            if (pl.pixels_per_chunk > 0 && dst.direct && w0 + wc < p.o[2])
                 for (dim_t row = c; row < ce; ++row) {
                     const tap_row tr = tap_row_of(p, row, 0, 0);
                     const float *d = dst.row(tr.n, tr.od, tr.oh);
