@@ -128,6 +128,28 @@ TEST(FewOutputChannels, RepeatedRunsBitForBit) {
     }
 }
 
+// An empty batch whose extents are near the dim_t range (the fuzzers build such problems): the
+// weight gradient is zero, with no scratch sized by those extents (bf16 NCX: rows converted).
+TEST(FewOutputChannels, EmptyBatchWeightGradientIsZero) {
+    const conv_geometry geo{"empty batch", 1,    0,     {dim_t(1) << 40}, {3}, {1}, {1}, {1},
+                            {1},           true, false, data_type::bf16,  16,  1};
+    const op o = testing::make_geometry_op(geo, op_kind::ConvolutionBackwardWeights, false);
+    const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
+    std::vector<testing::tensor_buffer> in;
+    for (const logical_tensor &t : r.inputs) in.emplace_back(t);
+    int ran = 0;
+    for (const detail::impl_desc *row : few_oc_rows()) {
+        const testing::row_mode m = testing::how_to_run(*row);
+        if (!m.create) continue;
+        ASSERT_EQ(row->cannot(r.prob), "") << row->name;
+        testing::tensor_buffer w(r.outputs[0]);
+        testing::run_poisoned(r, m.create, in, w);
+        for (double v : w.values()) ASSERT_EQ(v, 0.0) << row->name;
+        ++ran;
+    }
+    EXPECT_GT(ran, 0);
+}
+
 TEST(FewOutputChannels, DeclinesWithReasons) {
     auto prob = [](conv_geometry g, op_kind kind = op_kind::Convolution) {
         const op o = testing::make_geometry_op(g, kind, false);

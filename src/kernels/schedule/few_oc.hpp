@@ -277,6 +277,8 @@ static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
     parallel(nthr, [&](int ithr, int nt) {
         float *mine = partials.p + ithr * part;
         for (dim_t e = 0; e < part; ++e) mine[e] = 0.f;
+        // (No rows: an empty batch, whose extents may be near the dim_t range; zero weights.)
+        if (rows == 0) return;
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         row_source src = src0, dst = dst0;
