@@ -6,7 +6,8 @@
 //
 //   fwd:          dst[q][o] = sum over taps t, channels c of src[q + t][c] * w[t][c][o]
 //                 (per block of pixels: one accumulator vector per (pixel, o), summed over the
-//                 taps and channel vectors, then across its lanes, all at once by a transpose)
+//                 taps and channel vectors, then across its lanes, all at once by a tree of
+//                 even/odd merges)
 //   bwd_weights:  w[t][c][o] = sum over q of src[q + t][c] * diff_dst[q][o]
 //                 (per tap row (kd, kh), a register block of (kw, channel vector, o)
 //                 accumulators over every output pixel of the thread's rows)
