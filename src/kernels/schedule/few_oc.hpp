@@ -10,12 +10,11 @@ static void few_oc_pack_weights(const few_oc_plan &pl, const void *user, float *
     const dim_t ksp = p.ksp();
     for (dim_t g = 0; g < p.g; ++g)
         for (dim_t t = 0; t < ksp; ++t) {
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t toff = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            const dim_t base = weight_row_offset(p, g, t, 0);  // (output channel 0 of g)
             for (dim_t o = 0; o < p.ocg; ++o) {
                 float *row = wp + ((g * ksp + t) * p.ocg + o) * pl.cpad;
                 for (dim_t c = 0; c < p.icg; ++c)
-                    row[c] = load_elem(p.dt, user, (g * p.ocg + o) * l.oc + c * l.ic + toff);
+                    row[c] = load_elem(p.dt, user, base + o * l.oc + c * l.ic);
                 for (dim_t c = p.icg; c < pl.cpad; ++c) row[c] = 0.f;
             }
         }
@@ -309,8 +308,7 @@ static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
         split(p.g * ksp * p.ocg, nt, ithr, s, e);
         for (dim_t x = s; x < e; ++x) {
             const dim_t o = x % p.ocg, t = (x / p.ocg) % ksp, g = x / (p.ocg * ksp);
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t base = (g * p.ocg + o) * l.oc + kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2];
+            const dim_t base = weight_row_offset(p, g, t, 0) + o * l.oc;
             for (dim_t ci = 0; ci < p.icg; ++ci) {
                 float sum = 0.f;
                 for (int q = 0; q < nthr; ++q) sum += partials.p[q * part + x * pl.cpad + ci];
