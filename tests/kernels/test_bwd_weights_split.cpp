@@ -432,6 +432,59 @@ TEST(BwdWeights, PixelChunksOfNcxRowsEqualTheReference) {
     std::printf("[ info    ] %d NCX (case, isa, threads, pixels) runs equal the reference\n", runs);
 }
 
+// The vdpbf16ps weight gradient with few input channels: the taps along w of a (kd, kh) share
+// its register tiles, rows (kw, channel) (direct_bwd_w_taps_along_w, as the f32 kernel's), and
+// rows go in chunks of pixels, rounded up to a pair (1 -> 2, 3 -> 4, 7 -> 8; 0: whole rows).
+// Odd widths (the last pixel paired with zero, in the last chunk), taps only in padding,
+// dilation, stride phases, groups, NCX; rows and weights split (one tap per tile), 1-3
+// threads, poisoned scratch, small integers: the reference's weights.
+TEST(BwdWeightsBf16Dot, TapsSharingTilesAndPixelChunksEqualTheReference) {
+    // clang-format off
+    const testing::conv_geometry few[] = {
+        {"1 channel, kernel 10 stride 5 (wav2vec2's first layer), 17 outputs", 1, 2, {88}, {10}, {5}, {2}, {4}, {1}, false, false, data_type::bf16, 1, 40},
+        {"2-D 3 channels, kernel 3x7 stride 2 (a stem), 17 outputs", 1, 2, {5, 33}, {3, 7}, {1, 2}, {1, 3}, {1, 3}, {1, 1}, false, false, data_type::bf16, 3, 24},
+        {"2 channels, dilated kernel 5, taps only in padding", 1, 3, {6}, {5}, {1}, {4}, {4}, {3}, false, false, data_type::bf16, 2, 33},
+        {"groups of 1 channel, kernel 4 stride 2", 2, 2, {15}, {4}, {2}, {1}, {1}, {1}, false, false, data_type::bf16, 1, 19},
+        {"NCX 3 channels, kernel 9, 70 outputs channels", 1, 1, {41}, {9}, {1}, {4}, {4}, {1}, true, false, data_type::bf16, 3, 70},
+        {"5 channels (a tile per tap), kernel 3 stride 2", 1, 2, {2, 37}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 5, 20},
+    };
+    // clang-format on
+    const testing::poisoned_scratch nan_scratch;
+    int runs = 0, shared = 0;
+    for (const testing::conv_geometry &g : few) {
+        for (const op_kind kind :
+             {op_kind::ConvolutionBackwardWeights, op_kind::ConvTransposeBackwardWeights}) {
+            prepared pr = prepare_op(testing::make_geometry_op(g, kind, false), true);
+            const std::vector<double> want = reference_weights(pr);
+            const detail::direct_plan pl = detail::make_direct_plan(pr.r.prob, 16, 32);
+            detail::direct_plan rows_split = pl;
+            rows_split.weights_split = false;
+            shared += detail::direct_bwd_w_taps_along_w(rows_split) > 1;
+            for (const isa_unit &u : isa_units) {
+                if (!detail::isa_available(u.isa) || !u.bf16_only) continue;
+                for (bool weights_split : {false, true})
+                    for (int nthr : {1, 2, 3})
+                        for (const dim_t pixels :
+                             {dim_t(0), dim_t(1), dim_t(3), dim_t(7), dim_t(64)}) {
+                            const std::vector<double> got =
+                                run_split(u, pr, weights_split, nthr, 1, nullptr, nullptr, pixels)
+                                    .values();
+                            for (size_t i = 0; i < got.size(); ++i)
+                                ASSERT_EQ(got[i], want[i])
+                                    << u.name << " " << g.what << " " << to_string(kind)
+                                    << ", weights split " << weights_split << ", threads " << nthr
+                                    << ", pixels per chunk " << pixels << ", at " << i;
+                            ++runs;
+                        }
+            }
+        }
+    }
+    // The cases of 1-3 channels put several taps in a tile.
+    EXPECT_GE(shared, 8);
+    std::printf("[ info    ] %d (case, op, isa, split, threads, pixels) runs equal the reference\n",
+                runs);
+}
+
 // A channels-last f32 bwd_weights problem of one image size, dims as {h, w}.
 detail::conv_problem weights_problem(dim_t mb, dim_t ic, dim_t oc, dim_t oh, dim_t k, dim_t s) {
     detail::conv_problem p{};

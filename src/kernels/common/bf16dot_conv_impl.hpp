@@ -17,7 +17,9 @@
 //     margins are zero, so every tap reduces the whole dst row, pairs aligned at ow = 0.
 //     diff_dst is packed as VNNI pixel pairs [row][g][ow/2][oc][2] (odd widths end with a zero
 //     pixel). Both are packed by each thread a chunk of its rows at a time, just before the
-//     chunk's products, and only the src rows and phases some tap reads.
+//     chunk's products, and only the src rows and phases some tap reads; a row beyond the L2
+//     budget has its diff_dst packed a chunk of pixels at a time. With few input channels the
+//     taps along w share the register tiles, rows (kw, channel).
 
 using bf16_t = uint16_t;
 
@@ -362,29 +364,55 @@ static void transpose_src_row(const conv_problem &p, const pixel_pairs_geometry 
     }
 }
 
+// Few input channels (a first layer's 1-3): a tile of icg rows has 1-3 broadcasts per load of
+// B, and its few accumulators leave the dot-product pipes waiting (wav2vec2's first layer, 1
+// channel, kernel 10: 0.28x of convgrad's own f32). The taps along w of one (kd, kh) then
+// share a tile, rows (kw, channel), up to the tile's height (as the f32 schedule's
+// direct_bwd_w_taps_along_w). srcT's margins are zero, so every tap reduces the whole dst row
+// and the taps of a tile share all their pixels. One tap per tile when the weights are split
+// (each tap has its own units) or its channels fill a tile.
+static dim_t pairs_taps_per_tile(const direct_plan &pl) {
+    return imin(direct_bwd_w_taps_along_w(pl), dim_t(max_rows));
+}
+
+// Output pixels per chunk of a row (direct_plan::pixels_per_chunk), even so that no pixel pair
+// straddles two chunks; whole rows (rounded up to a pair) when the plan keeps them whole.
+static dim_t pairs_pixels_per_chunk(const direct_plan &pl) {
+    const dim_t ow = imax(pl.p.o[2], 1), whole = ow + ow % 2;
+    if (pl.pixels_per_chunk <= 0 || pl.pixels_per_chunk >= ow) return whole;
+    return pl.pixels_per_chunk + pl.pixels_per_chunk % 2;
+}
+
 static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const pixel_pairs_geometry q = pixel_pairs_of(p);
     const dim_t G = p.g, icg = p.icg, ocg = p.ocg, ksp = p.ksp();
     const dim_t rows = p.mb * p.o[0] * p.o[1];
-    const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * q.Ke * ocg;
+    // A row's output pixels go in chunks of wc (even): a row beyond the L2 budget (wav2vec2's
+    // first layer: 16000 pixels of 512 channels, 16 MB packed) was packed whole and then read
+    // back from memory once per tile of taps and block of output channels.
+    const dim_t wc = pairs_pixels_per_chunk(pl);
+    const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * wc * ocg;
     const src_reads reads(p, q.s);
-    // diff_dst rows [r0, r1) into out: per group, the row's pixels (K) by the group's channels
-    // (N) as VNNI pairs, an odd width's last pixel paired with zero (the packer's odd K).
-    // Packed by each thread per chunk of its rows, just before the chunk's products, so the
-    // packed rows are read back from L2: packed whole beforehand (ResNet-50's res2 1x1: 26 MB
-    // written, then read back from memory), the packing took half as long as the products.
-    const auto pack_dst_rows = [&](dim_t r0, dim_t r1, bf16_t *out) {
+    const dim_t J = pairs_taps_per_tile(pl);
+    // Pixels [w0, w1) of the diff_dst rows [r0, r1) into out: per group, the pixels (K) by the
+    // group's channels (N) as VNNI pairs, an odd count's last pixel paired with zero (the
+    // packer's odd K); groups kc = w1 - w0 rounded up to a pair apart. Packed by each thread per
+    // chunk of its rows, just before the chunk's products, so the packed rows are read back
+    // from L2: packed whole beforehand (ResNet-50's res2 1x1: 26 MB written, then read back
+    // from memory), the packing took half as long as the products.
+    const auto pack_dst_rows = [&](dim_t r0, dim_t r1, dim_t w0, dim_t w1, bf16_t *out) {
         const data_layout &m = p.dst;
+        const dim_t kc = w1 - w0 + (w1 - w0) % 2;
         for (dim_t r = r0; r < r1; ++r) {
             const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
-            const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1];
+            const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1] + w0 * m.sp[2];
             bf16_t *o = out + (r - r0) * drow_elems;
             for (dim_t g = 0; g < G; ++g)
                 pack_bf16_pairs(
                     {const_cast<void *>(args.dst), p.dt, base + g * ocg * m.c, m.sp[2], m.c},
-                    p.o[2], ocg, ocg, o + g * q.Ke * ocg);
+                    w1 - w0, ocg, ocg, o + g * kc * ocg);
         }
     };
 
@@ -397,18 +425,14 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     const int copies = pl.weights_split ? 1 : nthr;
     scratch partials(copies * part);
     const dim_t blk = pl.max_nv, nblocks = div_up(ocg, blk * W), chunk = pl.rows_per_chunk;
-    // An odd width's last pixel is paired with the zero pixel of diff_dst; its src partner
-    // column may hold a real pixel (an infinity would give 0 * inf = NaN), so that last pair
-    // reads src from a copy paired with zeros instead of from srcT.
-    const dim_t Km = p.o[2] - p.o[2] % 2;
-    const bool odd = p.o[2] % 2 != 0;
     parallel(nthr, [&](int ithr, int nt) {
         float *Pp = partials.p + (pl.weights_split ? 0 : ithr * part);
         const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
         // A (g, tap)'s sums start at zero in the first chunk that reaches it (the microkernel
         // stores them without loading); those no row of the thread reaches are zeroed at the
         // end. (Zeroing all of them first, DCGAN 512 -> 256's 8 MB per thread, and loading
-        // them back took a fifth of its weight gradient's time.)
+        // them back took a fifth of its weight gradient's time.) The taps of a shared tile
+        // start together: they read the same rows, and each reaches a src pixel of them.
         std::vector<char> started(static_cast<size_t>(G * ksp), 0);
         dim_t r0 = 0, r1 = rows;
         if (!pl.weights_split) split(rows, nt, ithr, r0, r1);
@@ -428,13 +452,16 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         scratch src_rows(div_up(span * srow_elems, 2));
         bf16_t *const srcT = reinterpret_cast<bf16_t *>(src_rows.p);
         std::vector<dim_t> held(static_cast<size_t>(span), -1);
-        // Pointer tables (2 floats per pointer) and the last pairs [batch][ic][2]; the chunk's
-        // packed diff_dst rows.
-        scratch ptrs(2 * (3 * nptr + 2 * nptr * max_rows + max_rows) + div_up(nptr * icg * 2, 2));
+        // Pointer tables (2 floats per pointer): per batch element and tap of the tile its srcT
+        // row (A), its diff_dst pairs (B) and last pair (Bl), the microkernel's row tables
+        // (Arows, Alast) and C rows; then the last pairs [batch][tap][ic][2]. The chunk's packed
+        // diff_dst rows.
+        scratch ptrs(2 * (nptr * J + 2 * nptr + 2 * nptr * max_rows + max_rows) +
+                     div_up(nptr * J * icg * 2, 2));
         scratch dp(div_up(nptr * drow_elems, 2));
         bf16_t *const dstP = reinterpret_cast<bf16_t *>(dp.p);
         const bf16_t **A = reinterpret_cast<const bf16_t **>(ptrs.p);
-        const bf16_t **B = A + nptr;
+        const bf16_t **B = A + nptr * J;
         const bf16_t **Bl = B + nptr;
         const bf16_t **Arows = Bl + nptr;
         const bf16_t **Alast = Arows + nptr * max_rows;
@@ -444,7 +471,6 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         a.A = Arows;
         a.B = B;
         a.C = C;
-        a.K = Km;
         a.aks = 2;  // consecutive pixels of a row of srcT
         a.ldb = 2 * ocg;
         a.init = ukernel_init::accumulate;
@@ -462,67 +488,112 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 transpose_src_row(p, q, reads, args.src, r, srcT + (r % span) * srow_elems);
                 h = r;
             }
-            pack_dst_rows(c, ce, dstP);
-            for (dim_t g = 0; g < G; ++g)
-                for (dim_t t = 0; t < ksp; ++t) {
-                    const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1],
-                                kd = t / (p.k[2] * p.k[1]);
-                    const dim_t b0 = units[size_t(2 * (g * ksp + t))],
-                                b1 = units[size_t(2 * (g * ksp + t) + 1)];
-                    // A tap that reaches no src pixel of a row contributes nothing.
-                    dim_t lo, hi;
-                    const dim_t off = tap_w_range(p, kw, lo, hi);
-                    if (lo >= hi || b0 >= b1) continue;
-                    const dim_t ph = off - floor_div(off, q.s) * q.s,
-                                col = q.L + floor_div(off, q.s);
-                    int nbat = 0;
-                    for (dim_t row = c; row < ce; ++row) {
-                        const tap_row tr = tap_row_of(p, row, kd, kh);
-                        if (!tr.valid) continue;
-                        const dim_t srow = tr.src_row(p);
-                        A[nbat] =
-                            srcT + (srow % span) * srow_elems + (g * q.s + ph) * icg * q.cols + col;
-                        B[nbat] = dstP + (row - c) * drow_elems + g * q.Ke * ocg;
-                        Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2
-                        if (odd)
-                            for (dim_t r = 0; r < icg; ++r) {
-                                last[(nbat * icg + r) * 2] = A[nbat][r * q.cols + Km];
-                                last[(nbat * icg + r) * 2 + 1] = 0;
+            for (dim_t w0 = 0; w0 < p.o[2]; w0 += wc) {
+                // Pixels [w0, w1): Km of them in pairs; an odd count (the row's last chunk of an
+                // odd width) ends with a pixel paired with the zero pixel of diff_dst. Its src
+                // partner column may hold a real pixel (an infinity would give 0 * inf = NaN),
+                // so that last pair reads src from a copy paired with zeros instead of srcT.
+                const dim_t w1 = imin(w0 + wc, p.o[2]), np = w1 - w0;
+                const dim_t Km = np - np % 2, kc = np + np % 2;
+                const bool odd = np % 2 != 0;
+                pack_dst_rows(c, ce, w0, w1, dstP);
+                a.K = Km;
+                for (dim_t g = 0; g < G; ++g)
+                    for (dim_t hd = 0; hd < p.k[0] * p.k[1]; ++hd)
+                        for (dim_t kw = 0; kw < p.k[2];) {
+                            const dim_t kd = hd / p.k[1], kh = hd % p.k[1];
+                            // The taps of the tile (kw along w; one that reaches no src pixel of
+                            // a row contributes nothing), their phases and first columns.
+                            dim_t tk[max_rows], ph[max_rows], col[max_rows];
+                            dim_t nj = 0;
+                            for (; kw < p.k[2] && nj < J; ++kw) {
+                                dim_t lo, hi;
+                                const dim_t off = tap_w_range(p, kw, lo, hi);
+                                if (lo >= hi) continue;
+                                tk[nj] = hd * p.k[2] + kw;
+                                ph[nj] = off - floor_div(off, q.s) * q.s;
+                                col[nj] = q.L + floor_div(off, q.s) + w0;
+                                ++nj;
                             }
-                        ++nbat;
-                    }
-                    if (nbat == 0) continue;
-                    a.nbatch = al.nbatch = nbat;
-                    float *cbase = Pp + (g * ksp + t) * icg * ldn;
-                    char &begun = started[size_t(g * ksp + t)];
-                    // (Km = 0: one-pixel rows, whose only pair is the last.)
-                    a.init = begun ? ukernel_init::accumulate : ukernel_init::zero;
-                    al.init = begun || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
-                    begun = 1;
-                    int table_m = 0;
-                    for (dim_t b = b0; b < b1; ++b) {
-                        const nblock nb = block_of(ocg, blk, b);
-                        const int mmax = pl.max_m[nb.nv];
-                        a.b_off = al.b_off = nb.c0 * 2;
-                        a.tail = al.tail = nb.tail;
-                        for (dim_t ic0 = 0; ic0 < icg; ic0 += mmax) {
-                            const int m = int(imin(mmax, icg - ic0));
-                            if (m != table_m) {
-                                for (int x = 0; x < nbat; ++x)
-                                    for (int r = 0; r < m; ++r) {
-                                        Arows[x * m + r] = A[x] + r * q.cols;
-                                        Alast[x * m + r] = last + (x * icg + r) * 2;
+                            if (nj == 0) continue;
+                            const dim_t b0 = units[size_t(2 * (g * ksp + tk[0]))],
+                                        b1 = units[size_t(2 * (g * ksp + tk[0]) + 1)];
+                            if (b0 >= b1) continue;
+                            int nbat = 0;
+                            for (dim_t row = c; row < ce; ++row) {
+                                const tap_row tr = tap_row_of(p, row, kd, kh);
+                                if (!tr.valid) continue;
+                                const bf16_t *srow = srcT + (tr.src_row(p) % span) * srow_elems;
+                                for (dim_t j = 0; j < nj; ++j) {
+                                    const bf16_t *x =
+                                        srow + (g * q.s + ph[j]) * icg * q.cols + col[j];
+                                    A[nbat * J + j] = x;
+                                    if (odd)
+                                        for (dim_t r = 0; r < icg; ++r) {
+                                            bf16_t *l = last + ((nbat * J + j) * icg + r) * 2;
+                                            l[0] = x[r * q.cols + Km];
+                                            l[1] = 0;
+                                        }
+                                }
+                                B[nbat] = dstP + (row - c) * drow_elems + g * kc * ocg;
+                                Bl[nbat] = B[nbat] + Km * ocg;  // pair Km / 2
+                                ++nbat;
+                            }
+                            if (nbat == 0) continue;
+                            a.nbatch = al.nbatch = nbat;
+                            const bool begun = started[size_t(g * ksp + tk[0])];
+                            // (Km = 0: a chunk of one pixel, whose only pair is the last.)
+                            a.init = begun ? ukernel_init::accumulate : ukernel_init::zero;
+                            al.init =
+                                begun || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
+                            for (dim_t j = 0; j < nj; ++j) started[size_t(g * ksp + tk[j])] = 1;
+                            // Rows (tap j, channel r) of the tiles, q = j * icg + r.
+                            const dim_t nrows = nj * icg;
+                            int table_m = 0;
+                            dim_t table_q0 = -1;
+                            for (dim_t b = b0; b < b1; ++b) {
+                                const nblock nb = block_of(ocg, blk, b);
+                                const int mmax = pl.max_m[nb.nv];
+                                a.b_off = al.b_off = nb.c0 * 2;
+                                a.tail = al.tail = nb.tail;
+                                for (dim_t q0 = 0; q0 < nrows; q0 += mmax) {
+                                    const int m = int(imin(mmax, nrows - q0));
+                                    if (nj == 1) {  // one tap: the table serves every tile of m
+                                        if (m != table_m) {
+                                            for (int x = 0; x < nbat; ++x)
+                                                for (int r = 0; r < m; ++r) {
+                                                    Arows[x * m + r] = A[x * J] + r * q.cols;
+                                                    Alast[x * m + r] = last + (x * J * icg + r) * 2;
+                                                }
+                                            table_m = m;
+                                        }
+                                        a.a_off = q0 * q.cols;
+                                        al.a_off = q0 * 2;
+                                    } else {
+                                        if (m != table_m || q0 != table_q0) {
+                                            for (int x = 0; x < nbat; ++x) {
+                                                dim_t j = q0 / icg, r = q0 % icg;
+                                                for (int i = 0; i < m; ++i) {
+                                                    Arows[x * m + i] = A[x * J + j] + r * q.cols;
+                                                    Alast[x * m + i] =
+                                                        last + ((x * J + j) * icg + r) * 2;
+                                                    if (++r == icg) r = 0, ++j;
+                                                }
+                                            }
+                                            table_m = m, table_q0 = q0;
+                                        }
+                                        a.a_off = al.a_off = 0;
                                     }
-                                table_m = m;
+                                    for (int i = 0; i < m; ++i) {
+                                        const dim_t qq = q0 + i, j = qq / icg, r = qq % icg;
+                                        C[i] = Pp + ((g * ksp + tk[j]) * icg + r) * ldn + nb.c0;
+                                    }
+                                    if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
+                                    if (odd) call_bf16_ukernel(m, nb.nv, al);
+                                }
                             }
-                            a.a_off = ic0 * q.cols;
-                            al.a_off = ic0 * 2;
-                            for (int r = 0; r < m; ++r) C[r] = cbase + (ic0 + r) * ldn + nb.c0;
-                            if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
-                            if (odd) call_bf16_ukernel(m, nb.nv, al);
                         }
-                    }
-                }
+            }
         }
         for (dim_t u = 0; u < G * ksp; ++u) {
             const dim_t c0 = units[size_t(2 * u)] * blk * W,
