@@ -163,6 +163,19 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         d.icg = 2, d.ocg = 33;
         set_axis(d, 2, 40, 16, 4, 1, 6, 6);
         add(d);
+        // Odd channels with an even kernel width: the pairs run across the taps, no zero
+        // channel (wav2vec2's first layer: 1 channel, kernel 10 stride 5; 3 channels 2x2)
+        conv_case w = base(dir, 1);
+        w.icg = 1, w.ocg = 40, w.mb = 2;
+        set_axis(w, 2, 93, 10, 5, 1, 3, 4);
+        add(w);
+        conv_case t = base(dir, 2);
+        t.icg = 3, t.ocg = 18;
+        set_axis(t, 1, 6, 2, 2, 1, 1, 0);
+        set_axis(t, 2, 11, 2, 1, 1, 1, 2);
+        add(t);
+        t.ncx = true, t.icg = 5;
+        add(t);
         conv_case e = base(dir, 3);
         e.icg = 3, e.ocg = 16, e.ncx = true;
         set_axis(e, 0, 4, 3, 2, 1, 1, 1);

@@ -109,15 +109,21 @@ static void pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
 static dim_t flat_padded_w(const conv_problem &p) {  // (as the f32 kernel's run_fwd)
     return imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
 }
+// Kp: the channels of a pixel of that copy. An odd count is padded with a zero channel only
+// when the window's KW x channels is odd too: otherwise the pairs run across the taps (kw, c),
+// (kw, c + 1) ... (kw + 1, 0), with no zero channel multiplied. One channel with kernel 10
+// (wav2vec2's first layer) had half of its products on the padding channel.
+static dim_t flat_chan(const conv_problem &p) {
+    return p.icg % 2 == 0 || p.k[2] % 2 == 0 ? p.icg : p.icg + 1;
+}
 struct flat_pairs_operand {
     scratch copy;
     tview<bf16_t> v{};
     dim_t chan;  // Kp
     // (Not `used`: an empty operand, for the forward by channel pairs.)
     flat_pairs_operand(const conv_problem &p, int nthr, const void *user, bool used)
-        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p) * (p.icg + p.icg % 2), 2)
-                    : 0),
-          chan(p.icg + p.icg % 2) {
+        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p) * flat_chan(p), 2) : 0),
+          chan(flat_chan(p)) {
         if (!used) return;
         const data_layout &l = p.src;
         const dim_t wpad = flat_padded_w(p), C = p.icg, Kp = chan, row = wpad * Kp;
@@ -143,13 +149,13 @@ struct flat_pairs_operand {
                     // rest of the copy.)
                     for (dim_t w = 0; w < p.i[2]; ++w, px += Kp) {
                         for (dim_t c = 0; c < C; ++c) px[c] = in[w * l.sp[2] + c];
-                        if (C % 2) px[C] = 0;
+                        if (Kp > C) px[C] = 0;
                     }
                 } else {
                     for (dim_t w = 0; w < p.i[2]; ++w, px += Kp) {
                         for (dim_t c = 0; c < C; ++c)
                             px[c] = bf16_at(p.dt, user, base + w * l.sp[2] + c * l.c);
-                        if (C % 2) px[C] = 0;
+                        if (Kp > C) px[C] = 0;
                     }
                 }
             }
@@ -159,11 +165,32 @@ struct flat_pairs_operand {
 
 // Weights of the flattened forward as VNNI pairs [kd][kh][KW * Kp / 2][ldn][2]: row
 // kw * Kp + c, zero for the odd count's padding channel (each kw's channels are packed as an
-// odd K, paired with zeros).
+// odd K, paired with zeros). Pairs across the taps (Kp odd, flat_chan): row by row, the rows of
+// a pair from two taps.
 static void pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *user, dim_t ldn,
                                    bf16_t *out) {
     const weights_layout &l = p.wei;
-    const dim_t Kp = p.icg + p.icg % 2, taps = p.k[0] * p.k[1];
+    const dim_t Kp = flat_chan(p), taps = p.k[0] * p.k[1];
+    if (Kp % 2) {
+        const dim_t K = p.k[2] * Kp;  // (even)
+        parallel(nthr, [&](int ithr, int nt) {
+            dim_t s, e;
+            split(taps, nt, ithr, s, e);
+            for (dim_t th = s; th < e; ++th) {
+                const dim_t kh = th % p.k[1], kd = th / p.k[1];
+                bf16_t *o = out + th * K * ldn;
+                for (dim_t r = 0; r < K; ++r) {
+                    const dim_t kw = r / Kp, c = r % Kp;
+                    const dim_t base = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + c * l.ic;
+                    bf16_t *row = o + (r / 2) * ldn * 2 + r % 2;
+                    for (dim_t n = 0; n < p.ocg; ++n)
+                        row[2 * n] = bf16_at(p.dt, user, base + n * l.oc);
+                    for (dim_t n = p.ocg; n < ldn; ++n) row[2 * n] = 0;
+                }
+            }
+        });
+        return;
+    }
     parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
         split(taps * p.k[2], nt, ithr, s, e);
@@ -190,7 +217,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     const flat_pairs_operand src_flat(p, nthr, args.src, flat);
     const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst, p.oc(),
                               p.o, false);
-    const dim_t Kp = p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
+    const dim_t Kp = flat ? flat_chan(p) : p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
     const dim_t K = flat ? p.k[2] * Kp : Kp, ksp = flat ? p.k[0] * p.k[1] : p.ksp();
     scratch wp(div_up(p.g * ksp * vnni_pairs_size(K, ldn), 2));
     if (flat)
