@@ -88,6 +88,17 @@ std::string bf16dot_why_not(const conv_problem &p) {
         return "fwd/bwd_data with " + std::to_string(reduced) + " reduced channels per group (< " +
                std::to_string(min_reduced_channels) +
                "): too few channel pairs per broadcast, the f32 kernels are faster";
+    // bwd_weights reduces over the pixel pairs of one diff_dst row per batch element: rows of
+    // 2-5 pixels give 1-2 pairs a row, and each row's pointers, each tap's pass and the src
+    // transposed per w phase cost more than its products. Zen 4, 2 threads, against the f32
+    // kernels on converted rows: 2 pixels (a 3-D layer, kernel 10x1x3) 2.5x slower, 4 pixels
+    // (kernel 7, stride 7) 2.3x, 5 and 3 pixels 1.25x and 1.4x, 4 pixels of 512 channels even;
+    // 6 pixels 1.14x faster, 7 (ResNet-50's res5) 1.05-1.17x, 8 (DCGAN's first
+    // ConvTranspose's weight gradient) 1.34x.
+    if (p.dir == conv_direction::bwd_weights && p.o[2] < min_bwd_weights_row_pixels)
+        return "bwd_weights over rows of " + std::to_string(p.o[2]) + " output pixels (< " +
+               std::to_string(min_bwd_weights_row_pixels) +
+               "): too few pixel pairs per row, the f32 kernels are faster";
     // bwd_weights whose taps along d and h the f32 direct kernel puts in its tiles (few input
     // channels: direct_bwd_w_shares_hd) is left to it: this kernel's tiles have the input
     // channels alone as rows (a 3-D first layer: 1 row), and the GEMM kernel declines such

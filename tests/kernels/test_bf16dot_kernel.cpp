@@ -273,6 +273,20 @@ TEST(Bf16DotDispatch, DeclinesFewReducedChannelsWhereFast) {
     // One input channel: the f32 direct kernel's tiles share the taps along d and h (rows
     // (kh, kw, channel)), where this kernel's would have one row.
     EXPECT_NE(why(conv_direction::bwd_weights, 1, 16).find("share the taps"), std::string::npos);
+    // bwd_weights reduces a row's pixel pairs: rows of fewer than 6 output pixels are left to
+    // the f32 kernels (every direction: ConvTranspose's weight gradient is bwd_weights too).
+    for (const dim_t ow : {1, 2, 5, 6, 7}) {
+        conv_case c = base(conv_direction::bwd_weights, 2);
+        c.mb = 16, c.icg = 64, c.ocg = 64;
+        set_axis(c, 1, 8, 3, 1, 1, 1, 1);
+        set_axis(c, 2, ow, 3, 1, 1, 1, 1);
+        const std::string w = bf16dot_why_not(make_problem(c));
+        if (ow < min_bwd_weights_row_pixels)
+            EXPECT_NE(w.find("rows of " + std::to_string(ow) + " output pixels"), std::string::npos)
+                << w;
+        else
+            EXPECT_EQ(w, "") << ow;
+    }
 }
 
 // Where direct_bf16dot runs, the GEMM kernel weighs itself against it (twice the f32 direct
