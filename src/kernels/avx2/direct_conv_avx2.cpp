@@ -141,6 +141,13 @@ struct vt {
         }
         widen_scalar(dt, x + i, y + i, n - i);
     }
+    // n < 8 bf16 or f16 widened, the lanes from n on zero (AVX2 has no masked 16-bit load:
+    // through a buffer).
+    static inline V load_half_tail(data_type dt, const uint16_t *p, int n) {
+        alignas(32) float tmp[8] = {};
+        widen(dt, p, tmp, n);
+        return _mm256_load_ps(tmp);
+    }
     // One vector of 8 bf16 or f16 (exact widening; nearest-even narrowing, NaN kept quiet).
     static inline V load_bf16(const uint16_t *p) {
         const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));

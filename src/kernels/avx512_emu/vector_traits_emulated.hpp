@@ -119,6 +119,11 @@ struct vt {
     CONVGRAD_EMULATED_OP void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         narrow_scalar(dt, x, y, n);
     }
+    CONVGRAD_EMULATED_OP V load_half_tail(data_type dt, const uint16_t *p, int n) {
+        V r{};
+        widen_scalar(dt, p, r.f, n);
+        return r;
+    }
     CONVGRAD_EMULATED_OP V load_bf16(const uint16_t *p) {
         V r;
         widen_scalar(data_type::bf16, p, r.f, 16);

@@ -1,7 +1,8 @@
 // Element access of the depthwise kernel: one vector of channels of a tensor of type DT
 // (f32, bf16 or f16), widened to f32 on load and rounded once on store. The channel tail (the
-// last vector of a pixel's channels, n < W lanes) is masked for f32; 16-bit types go through
-// a small buffer (AVX2 has no masked 16-bit load), which only the tail vector pays.
+// last vector of a pixel's channels, n < W lanes) is masked for f32 and, on AVX-512, for
+// 16-bit types (vt::load_half_tail); on AVX2, which has no masked 16-bit load, they go through
+// a small buffer, which only the tail vector pays.
 // Included inside an ISA's namespace after kernel_helpers.hpp.
 
 enum dw_type : int { dw_f32 = 0, dw_bf16 = 1, dw_f16 = 2 };
@@ -70,9 +71,7 @@ static inline V dw_load_tail(const typename dw_elem<DT>::T *p, int n, mask_t mk)
     if constexpr (DT == dw_f32) {
         return vt::load_mask(p, mk);
     } else {
-        alignas(64) float tmp[W] = {};
-        vt::widen(dw_elem<DT>::dt, p, tmp, n);
-        return vt::load(tmp);
+        return vt::load_half_tail(dw_elem<DT>::dt, p, n);
     }
 }
 
