@@ -108,9 +108,9 @@ struct row_buffers {
     row_buffers(const conv_problem &p, row_source &src, row_source &dst, dim_t r0, dim_t r1,
                 dim_t chunk, dim_t wc = 0)
         : s(src_floats(p, src, r0, r1, chunk, wc)),
-          d(dst.direct ? 0
-                       : imax(1, imin(chunk, r1 - r0)) * (wc > 0 ? imin(wc, p.o[2]) : p.o[2]) *
-                             p.oc()) {
+          d(dst.direct
+                ? 0
+                : imax(1, imin(chunk, r1 - r0)) * (wc > 0 ? imin(wc, p.o[2]) : p.o[2]) * p.oc()) {
         src.buf = s.p;
         dst.buf = d.p;
     }
@@ -172,6 +172,48 @@ static inline void prefetch_lines_l2(const float *b, const float *e) {
          x += 64)
         __builtin_prefetch(x, 0, 2);
 }
+
+// Lines fetched into L2 a slice at a time, a slice before each microkernel call, so that the
+// fetches overlap the products: issued all at once (2048 prefetches for a 128 KB chunk of
+// wav2vec2's first layer's diff_dst), they filled the miss buffers and the loop issuing them
+// waited on memory, a sixth of that weight gradient's samples on Zen 4. finish() issues what
+// the calls left.
+struct l2_ahead {
+    struct range {
+        const char *b, *e;
+    };
+    std::vector<range> ranges;
+    size_t at = 0;
+    dim_t per_step = 0;
+    // The ranges [b, e) of floats, over about `steps` calls.
+    void start(dim_t steps) {
+        ranges.clear(), at = 0;
+        dim_t lines = 0;
+        for (const range &r : pending) lines += (r.e - r.b + 63) / 64;
+        ranges.swap(pending);
+        pending.clear();
+        per_step = imax(1, div_up(lines, imax(steps, 1)));
+    }
+    void add(const float *b, const float *e) {
+        if (e > b)
+            pending.push_back(
+                {reinterpret_cast<const char *>(b), reinterpret_cast<const char *>(e)});
+    }
+    void step() {
+        for (dim_t n = 0; n < per_step && at < ranges.size(); ++n) {
+            range &r = ranges[at];
+            __builtin_prefetch(r.b, 0, 2);
+            r.b += 64;
+            if (r.b >= r.e) ++at;
+        }
+    }
+    void finish() {
+        while (at < ranges.size()) step();
+    }
+
+  private:
+    std::vector<range> pending;
+};
 
 // Per tap, over the rows of one image (every image has the same): how many have a src row for
 // it, and the last that does (-1: none).
@@ -312,6 +354,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     std::vector<unsigned char> reads_all(share_hd ? static_cast<size_t>(nptr) : 0);
     // Output pixels [w0, w1) of the chunk's rows at a time (direct_plan::pixels_per_chunk).
     const dim_t wc = pl.pixels_per_chunk > 0 ? pl.pixels_per_chunk : imax(p.o[2], 1);
+    l2_ahead ahead;
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
         if (pl.pixels_per_chunk == 0) row_buffers::convert(p, src, dst, c, ce);
@@ -326,18 +369,20 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             // wav2vec2's first layer's diff_dst is 33 MB of f32 (bf16: 0.67x its f32 time).
             if (pl.pixels_per_chunk > 0 && (!src.direct || !dst.direct))
                 row_buffers::convert_window(p, src, dst, c, ce, w0, imin(w0 + wc, p.o[2]));
-            // The next chunk's diff_dst pixels, fetched into L2 now: its blocks of output
-            // channels, read one after another, would each take a few lines of every pixel
-            // from memory, a pattern the hardware prefetchers do not follow (wav2vec2's first
-            // layer in chunks of 256 pixels, 2 threads: 9.4-10.0 -> 7.5 ms; one thread,
-            // memory-bound, unchanged).
-            if (pl.pixels_per_chunk > 0 && dst.direct && w0 + wc < p.o[2])
+            // The next chunk's diff_dst pixels, fetched into L2 while this chunk's calls run
+            // (l2_ahead): its blocks of output channels, read one after another, would each take
+            // a few lines of every pixel from memory, a pattern the hardware prefetchers do not
+            // follow (wav2vec2's first layer in chunks of 256 pixels, 2 threads: 9.4-10.0 -> 7.5
+            // ms with the fetches issued at once, Xeon; one thread, memory-bound, unchanged).
+            if (pl.pixels_per_chunk > 0 && dst.direct && w0 + wc < p.o[2]) {
                 for (dim_t row = c; row < ce; ++row) {
                     const tap_row tr = tap_row_of(p, row, 0, 0);
                     const float *d = dst.row(tr.n, tr.od, tr.oh);
-                    prefetch_lines_l2(d + (w0 + wc) * dst.pixel_stride(),
-                                      d + imin(w0 + 2 * wc, p.o[2]) * dst.pixel_stride());
+                    ahead.add(d + (w0 + wc) * dst.pixel_stride(),
+                              d + imin(w0 + 2 * wc, p.o[2]) * dst.pixel_stride());
                 }
+                ahead.start(p.g * dim_t(passes.size()) * div_up(p.k[2], taps_per_tile) * nblocks);
+            }
             for (dim_t g = 0; g < p.g; ++g)
                 for (const hd_pass &pass : passes)
                     for (dim_t kw = 0; kw < p.k[2];) {
@@ -472,6 +517,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                         if (++icl == p.icg) icl = 0, ++j;
                                         if (j == j1) j = j0, ++h;
                                     }
+                                    ahead.step();
                                     call_f32_ukernel(m, nb.nv, a);
                                 }
                                 for (dim_t h = 0; h < pass.count; ++h)
@@ -486,6 +532,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                             if (hi < thi[j]) reduce(j, j + 1, hi, thi[j]);
                         }
                     }
+            ahead.finish();
         }
     }
     // The units no row reaches (taps only in the padding, or no rows): zero sums.
