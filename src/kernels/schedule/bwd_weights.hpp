@@ -166,13 +166,6 @@ struct weight_rows {
     }
 };
 
-// Software prefetches into L2 of the lines of [b, e).
-static inline void prefetch_lines_l2(const float *b, const float *e) {
-    for (const char *x = reinterpret_cast<const char *>(b); x < reinterpret_cast<const char *>(e);
-         x += 64)
-        __builtin_prefetch(x, 0, 2);
-}
-
 // Lines fetched into L2 a slice at a time, a slice before each microkernel call, so that the
 // fetches overlap the products: issued all at once (2048 prefetches for a 128 KB chunk of
 // wav2vec2's first layer's diff_dst), they filled the miss buffers and the loop issuing them
@@ -182,7 +175,7 @@ struct l2_ahead {
     struct range {
         const char *b, *e;
     };
-    std::vector<range> ranges;
+    std::vector<range> pending, ranges;  // added for the next start(); being fetched
     size_t at = 0;
     dim_t per_step = 0;
     // The ranges [b, e) of floats, over about `steps` calls.
@@ -210,9 +203,6 @@ struct l2_ahead {
     void finish() {
         while (at < ranges.size()) step();
     }
-
-  private:
-    std::vector<range> pending;
 };
 
 // Per tap, over the rows of one image (every image has the same): how many have a src row for
