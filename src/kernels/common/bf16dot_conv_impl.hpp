@@ -505,6 +505,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         al.A = Alast;
         al.B = Bl;
         al.K = 2;
+        l2_ahead ahead;
         for (dim_t c = r0; c < r1; c += chunk) {
             const dim_t ce = imin(c + chunk, r1);
             dim_t sa, sb;
@@ -524,6 +525,22 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 const dim_t Km = np - np % 2, kc = np + np % 2;
                 const bool odd = np % 2 != 0;
                 pack_dst_rows(c, ce, w0, w1, dstP);
+                // The next chunk's diff_dst pixels, fetched into L2 while this chunk's calls
+                // run (l2_ahead, bwd_weights.hpp), so the next packing reads them from L2.
+                if (w1 < p.o[2] && p.dst.c == 1) {
+                    const size_t es = p.dt == data_type::f32 ? 4 : 2;
+                    const dim_t w2 = imin(w1 + wc, p.o[2]);
+                    for (dim_t r = c; r < ce; ++r) {
+                        const data_layout &m = p.dst;
+                        const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0],
+                                    n = r / (p.o[1] * p.o[0]);
+                        const char *b = static_cast<const char *>(args.dst) +
+                                        size_t(n * m.n + od * m.sp[0] + oh * m.sp[1]) * es;
+                        ahead.add(b + size_t(w1 * m.sp[2]) * es,
+                                  b + size_t((w2 - 1) * m.sp[2] + G * ocg) * es);
+                    }
+                    ahead.start(G * p.k[0] * p.k[1] * div_up(p.k[2], J) * nblocks);
+                }
                 a.K = Km;
                 for (dim_t g = 0; g < G; ++g)
                     for (dim_t hd = 0; hd < p.k[0] * p.k[1]; ++hd)
@@ -615,11 +632,13 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                                         const dim_t qq = q0 + i, j = qq / icg, r = qq % icg;
                                         C[i] = Pp + ((g * ksp + tk[j]) * icg + r) * ldn + nb.c0;
                                     }
+                                    ahead.step();
                                     if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
                                     if (odd) call_bf16_ukernel(m, nb.nv, al);
                                 }
                             }
                         }
+                ahead.finish();
             }
         }
         for (dim_t u = 0; u < G * ksp; ++u) {

@@ -178,7 +178,7 @@ struct l2_ahead {
     std::vector<range> pending, ranges;  // added for the next start(); being fetched
     size_t at = 0;
     dim_t per_step = 0;
-    // The ranges [b, e) of floats, over about `steps` calls.
+    // The ranges added since the last start, over about `steps` calls.
     void start(dim_t steps) {
         ranges.clear(), at = 0;
         dim_t lines = 0;
@@ -187,10 +187,8 @@ struct l2_ahead {
         pending.clear();
         per_step = imax(1, div_up(lines, imax(steps, 1)));
     }
-    void add(const float *b, const float *e) {
-        if (e > b)
-            pending.push_back(
-                {reinterpret_cast<const char *>(b), reinterpret_cast<const char *>(e)});
+    void add(const void *b, const void *e) {
+        if (e > b) pending.push_back({static_cast<const char *>(b), static_cast<const char *>(e)});
     }
     void step() {
         for (dim_t n = 0; n < per_step && at < ranges.size(); ++n) {
