@@ -185,8 +185,9 @@ bool c_unblocked(bool c_in_place, data_type dt, dim_t K, dim_t kc, bool column_r
 }
 
 // `c_in_place`: the problem lets C be the user's tensor (no bias, no prefill: gemm_c_in_place).
+// `widens`: bf16/f16 operands are widened as they are packed (charged, see e.pack).
 gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed, int nv, int vlen,
-                       int nregs, dim_t K, data_type dt, bool c_in_place) {
+                       int nregs, dim_t K, data_type dt, bool c_in_place, bool widens) {
     gemm_estimate e;
     e.transposed = transposed;
     e.nv = nv;
@@ -214,8 +215,19 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     // (The packer reads A in place only when a whole K block is one run.)
     const bool a_in_place = dt == data_type::f32 &&
                             t.avg_run[pr.k][slot(t, pr.k, at)] >= double(std::min<dim_t>(K, kc));
-    e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * cost(m_ax, pr.k)) +
-             double(K) * double(N) * double(div_up(M, mc)) * cost(pr.k, n_ax);
+    // bf16/f16 operands are widened as they are packed, at the rate the direct kernel's
+    // estimate charges for its in-cache copies (direct_copy_cost). Without it the GEMM kernel
+    // took f16 problems whose f32 twins it declined, where it was slower: FCN's x8
+    // ConvTranspose data gradient (its A, the windows of a 520x520 image, 22M elements) 13.2-16.4
+    // ms against 9.2-11.8 on the direct kernel (Zen 4, 2 threads). Not for bwd_weights (the
+    // caller's `widens`): a bf16 weight gradient the GEMM kernel declines goes to
+    // direct_bf16dot, which the f32 direct estimate does not model, and 3 of 4 random ones that
+    // the charge moved there ran 1.5-3.8x slower (a fourth, 664 -> 8 channels, 6.0 -> 5.6 ms).
+    const double widen = widens ? 4.0 / vlen : 0.0;
+    e.pack =
+        (a_in_place ? 0.0
+                    : double(M) * double(K) * double(div_up(N, nc)) * (cost(m_ax, pr.k) + widen)) +
+        double(K) * double(N) * double(div_up(M, mc)) * (cost(pr.k, n_ax) + widen);
     // C is stored once; contiguous rows store as vectors, other layouts element by element.
     e.store = double(M) * double(N) * cost(m_ax, n_ax);
     return e;
@@ -403,7 +415,9 @@ choice choose(const conv_problem &user, const gemm_padded_src &pad, int vlen, in
         const dim_t K = t.len[pr.k];
         for (bool tr : {false, true})
             for (int nv = 1; nv <= 4; ++nv) {
-                const gemm_estimate e = estimate(t, pr, tr, nv, vlen, nregs, K, p.dt, c_in_place);
+                const gemm_estimate e =
+                    estimate(t, pr, tr, nv, vlen, nregs, K, p.dt, c_in_place,
+                             p.dt != data_type::f32 && p.dir != conv_direction::bwd_weights);
                 // Tiles: the cheapest packing, then the f32 estimate among equals.
                 const double tc = mapping == gemm_mapping::tiles ? tiles_cost(t, v, pr, tr) : 0;
                 if (first || tc < c.tiles_cost ||
