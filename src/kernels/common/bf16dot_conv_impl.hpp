@@ -423,6 +423,12 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     const dim_t srow_elems = G * q.s * icg * q.cols, drow_elems = G * wc * ocg;
     const src_reads reads(p, q.s);
     const dim_t J = pairs_taps_per_tile(pl);
+    // The element of diff_dst row r (flattened n, od, oh) at pixel 0, channel 0.
+    const auto dst_row_at = [&](dim_t r) {
+        const data_layout &m = p.dst;
+        const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
+        return n * m.n + od * m.sp[0] + oh * m.sp[1];
+    };
     // Pixels [w0, w1) of the diff_dst rows [r0, r1) into out: per group, the pixels (K) by the
     // group's channels (N) as VNNI pairs, an odd count's last pixel paired with zero (the
     // packer's odd K); groups kc = w1 - w0 rounded up to a pair apart. Packed by each thread per
@@ -433,8 +439,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         const data_layout &m = p.dst;
         const dim_t kc = w1 - w0 + (w1 - w0) % 2;
         for (dim_t r = r0; r < r1; ++r) {
-            const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0], n = r / (p.o[1] * p.o[0]);
-            const dim_t base = n * m.n + od * m.sp[0] + oh * m.sp[1] + w0 * m.sp[2];
+            const dim_t base = dst_row_at(r) + w0 * m.sp[2];
             bf16_t *o = out + (r - r0) * drow_elems;
             for (dim_t g = 0; g < G; ++g)
                 pack_bf16_pairs(
@@ -528,17 +533,13 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 // The next chunk's diff_dst pixels, fetched into L2 while this chunk's calls
                 // run (l2_ahead, bwd_weights.hpp), so the next packing reads them from L2.
                 if (w1 < p.o[2] && p.dst.c == 1) {
+                    const data_layout &m = p.dst;
                     const size_t es = p.dt == data_type::f32 ? 4 : 2;
                     const dim_t w2 = imin(w1 + wc, p.o[2]);
-                    for (dim_t r = c; r < ce; ++r) {
-                        const data_layout &m = p.dst;
-                        const dim_t oh = r % p.o[1], od = (r / p.o[1]) % p.o[0],
-                                    n = r / (p.o[1] * p.o[0]);
-                        const char *b = static_cast<const char *>(args.dst) +
-                                        size_t(n * m.n + od * m.sp[0] + oh * m.sp[1]) * es;
-                        ahead.add(b + size_t(w1 * m.sp[2]) * es,
-                                  b + size_t((w2 - 1) * m.sp[2] + G * ocg) * es);
-                    }
+                    const char *d = static_cast<const char *>(args.dst);
+                    for (dim_t r = c; r < ce; ++r)
+                        ahead.add(d + size_t(dst_row_at(r) + w1 * m.sp[2]) * es,
+                                  d + size_t(dst_row_at(r) + (w2 - 1) * m.sp[2] + G * ocg) * es);
                     ahead.start(G * p.k[0] * p.k[1] * div_up(p.k[2], J) * nblocks);
                 }
                 a.K = Km;

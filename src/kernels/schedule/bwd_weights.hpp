@@ -169,26 +169,23 @@ struct weight_rows {
 // Lines fetched into L2 a slice at a time, a slice before each microkernel call, so that the
 // fetches overlap the products: issued all at once (2048 prefetches for a 128 KB chunk of
 // wav2vec2's first layer's diff_dst), they filled the miss buffers and the loop issuing them
-// waited on memory, a sixth of that weight gradient's samples on Zen 4. finish() issues what
-// the calls left.
+// waited on memory, a sixth of that weight gradient's samples on Zen 4. The ranges added are
+// spread over the `steps` calls start() is told of; finish() issues what the calls left and
+// empties the list for the next chunk.
 struct l2_ahead {
     struct range {
         const char *b, *e;
     };
-    std::vector<range> pending, ranges;  // added for the next start(); being fetched
+    std::vector<range> ranges;
     size_t at = 0;
     dim_t per_step = 0;
-    // The ranges added since the last start, over about `steps` calls.
-    void start(dim_t steps) {
-        ranges.clear(), at = 0;
-        dim_t lines = 0;
-        for (const range &r : pending) lines += (r.e - r.b + 63) / 64;
-        ranges.swap(pending);
-        pending.clear();
-        per_step = imax(1, div_up(lines, imax(steps, 1)));
-    }
     void add(const void *b, const void *e) {
-        if (e > b) pending.push_back({static_cast<const char *>(b), static_cast<const char *>(e)});
+        if (e > b) ranges.push_back({static_cast<const char *>(b), static_cast<const char *>(e)});
+    }
+    void start(dim_t steps) {
+        dim_t lines = 0;
+        for (const range &r : ranges) lines += (r.e - r.b + 63) / 64;
+        per_step = imax(1, div_up(lines, imax(steps, 1)));
     }
     void step() {
         for (dim_t n = 0; n < per_step && at < ranges.size(); ++n) {
@@ -200,6 +197,7 @@ struct l2_ahead {
     }
     void finish() {
         while (at < ranges.size()) step();
+        ranges.clear(), at = 0;
     }
 };
 
