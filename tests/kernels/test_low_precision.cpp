@@ -16,50 +16,74 @@ namespace {
 
 using testing::tensor_buffer;
 
+// Two layers whose outputs each add two inputs (weights 1) of values that need rounding, with
+// NaN, Inf and (f16) overflowing pairs among them:
+// - 37 groups of 2 input channels -> 1 output channel each, a 1x1 kernel: out = x0 + x1;
+// - depthwise over 80 channels, a kernel of 2 along w: out = x[w] + x[w + 1]. The depthwise
+//   kernel's bf16 blocks of 32 channels split and merge the lanes by parity (dw_split_block,
+//   vt::store_bf16_merge, which rounds in the 32-bit lanes), and 80 channels are two such
+//   blocks and one plain vector.
 TEST(LowPrecision, RoundingOverflowAndNaNMatchTheReference) {
-    for (data_type dt : {data_type::bf16, data_type::f16}) {
-        // 37 groups of 2 input channels -> 1 output channel each, weights 1: out = x0 + x1.
-        const dim_t g = 37, mb = 3, w = 9;
-        op o(3, op_kind::Convolution, "sum_pairs");
-        o.set_attr("strides", dims{1})
-            .set_attr("pads_begin", dims{0})
-            .set_attr("pads_end", dims{0});
-        o.set_attr("dilations", dims{1}).set_attr("groups", g);
-        o.add_input(logical_tensor(0, dt, {mb, w, 2 * g}))
-            .add_input(logical_tensor(1, dt, {1, 2, g}));
-        o.add_output(logical_tensor::unknown(2, dt));
-        const compiled_partition best = compile_op(o), ref = compile_op(o, impl_choice::reference);
-        ASSERT_NE(best.kernel_name(), "ref:any");
+    struct layer {
+        const char *what;
+        dim_t g, icg, kw;
+        const char *kernel_prefix;  // the best kernel's family ("" : any but the reference)
+    };
+    const layer layers[] = {{"pairs of channels", 37, 2, 1, ""},
+                            {"depthwise, 2 taps", 80, 1, 2, "depthwise:"}};
+    for (const layer &L : layers)
+        for (data_type dt : {data_type::bf16, data_type::f16}) {
+            const dim_t g = L.g, mb = 3, w = 9, ow = w - L.kw + 1;
+            op o(3, op_kind::Convolution, "sum_pairs");
+            o.set_attr("strides", dims{1})
+                .set_attr("pads_begin", dims{0})
+                .set_attr("pads_end", dims{0});
+            o.set_attr("dilations", dims{1}).set_attr("groups", g);
+            o.add_input(logical_tensor(0, dt, {mb, w, L.icg * g}))
+                .add_input(logical_tensor(1, dt, {L.kw, L.icg, g}));
+            o.add_output(logical_tensor::unknown(2, dt));
+            const compiled_partition best = compile_op(o),
+                                     ref = compile_op(o, impl_choice::reference);
+            const std::string what = std::string(L.what) + " " + to_string(dt);
+            ASSERT_NE(best.kernel_name(), "ref:any") << what;
+            ASSERT_EQ(best.kernel_name().rfind(L.kernel_prefix, 0), 0u)
+                << what << ": " << best.kernel_name();
 
-        tensor_buffer x(best.inputs()[0]), wt(best.inputs()[1]);
-        std::mt19937_64 rng(dt == data_type::bf16 ? 5 : 6);
-        std::uniform_real_distribution<double> mant(1.0, 2.0);
-        std::uniform_int_distribution<int> ex(-6, 6), sign(0, 1);
-        for (dim_t i = 0; i < x.count(); ++i) {
-            double v = mant(rng) * std::ldexp(1.0, ex(rng)) * (sign(rng) ? -1 : 1);
-            if (i % 97 == 5) v = std::nan("");
-            if (i % 89 == 7) v = INFINITY;
-            if (dt == data_type::f16 && i % 83 == 11) v = 60000.0;  // pairs overflow f16
-            x.set(i, v);                                            // rounds to dt
-        }
-        for (dim_t i = 0; i < wt.count(); ++i) wt.set(i, 1.0);
-        tensor_buffer got(best.outputs()[0]), want(ref.outputs()[0]);
-        best.execute({x.as_tensor(), wt.as_tensor()}, {got.as_tensor()});
-        ref.execute({x.as_tensor(), wt.as_tensor()}, {want.as_tensor()});
-        int rounded = 0;
-        for (dim_t i = 0; i < got.count(); ++i) {
-            const double a = got.get(i), b = want.get(i);
-            if (std::isnan(b)) {
-                EXPECT_TRUE(std::isnan(a)) << to_string(dt) << " element " << i;
-            } else {
-                EXPECT_EQ(a, b) << to_string(dt) << " element " << i;
+            tensor_buffer x(best.inputs()[0]), wt(best.inputs()[1]);
+            std::mt19937_64 rng(dt == data_type::bf16 ? 5 : 6);
+            std::uniform_real_distribution<double> mant(1.0, 2.0);
+            std::uniform_int_distribution<int> ex(-6, 6), sign(0, 1);
+            for (dim_t i = 0; i < x.count(); ++i) {
+                double v = mant(rng) * std::ldexp(1.0, ex(rng)) * (sign(rng) ? -1 : 1);
+                if (i % 97 == 5) v = std::nan("");
+                if (i % 89 == 7) v = INFINITY;
+                if (dt == data_type::f16 && i % 83 == 11) v = 60000.0;  // pairs overflow f16
+                x.set(i, v);                                            // rounds to dt
             }
-            const double exact =
-                x.get((i / g) * 2 * g + 2 * (i % g)) + x.get((i / g) * 2 * g + 2 * (i % g) + 1);
-            rounded += std::isfinite(exact) && exact != b;
+            for (dim_t i = 0; i < wt.count(); ++i) wt.set(i, 1.0);
+            tensor_buffer got(best.outputs()[0]), want(ref.outputs()[0]);
+            best.execute({x.as_tensor(), wt.as_tensor()}, {got.as_tensor()});
+            ref.execute({x.as_tensor(), wt.as_tensor()}, {want.as_tensor()});
+            int rounded = 0, nans = 0;
+            for (dim_t i = 0; i < got.count(); ++i) {
+                const double a = got.get(i), b = want.get(i);
+                if (std::isnan(b)) {
+                    EXPECT_TRUE(std::isnan(a)) << what << " element " << i;
+                    ++nans;
+                } else {
+                    EXPECT_EQ(a, b) << what << " element " << i;
+                }
+                // Output (n, q, c) adds the two inputs of its window: channels 2c and 2c + 1 of
+                // pixel q, or channel c of pixels q and q + 1.
+                const dim_t c = i % g, q = (i / g) % ow, n = i / (g * ow);
+                const dim_t x0 = (n * w + q) * L.icg * g + L.icg * c,
+                            x1 = L.icg == 2 ? x0 + 1 : x0 + g;
+                const double exact = x.get(x0) + x.get(x1);
+                rounded += std::isfinite(exact) && exact != b;
+            }
+            EXPECT_GT(rounded, 10) << what << ": the data must exercise rounding";
+            EXPECT_GT(nans, 0) << what << ": the data must hold NaN";
         }
-        EXPECT_GT(rounded, 10) << "the data must exercise rounding";
-    }
 }
 
 // Values m * 2^e, m in [1, 2) rounded to dt, |e| <= 4, either sign: sums of three stay exact

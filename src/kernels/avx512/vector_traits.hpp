@@ -175,12 +175,26 @@ struct vt {
     static inline void store_bf16(uint16_t *p, V v) {
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
     }
+    // v rounded to bf16 as to_bf16 rounds it, the bits in the high half of each 32-bit lane
+    // (the low half is left over from the rounding).
+    static inline __m512i bf16_in_high_half(V v) {
+        const __m512i u = _mm512_castps_si512(v);
+        const __m512i lsb =
+            _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
+        const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+        const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        return _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x400000));
+    }
     // The inverse of load_bf16_split: each vector rounded as store_bf16 rounds it, the two
     // interleaved into 32 bf16; past the caches with `stream` where p is aligned to a line.
+    // Rounded in place in their 32-bit lanes and merged by one shift and one bitwise select,
+    // not narrowed to 16 bits and widened back: the depthwise kernel stores a bf16 line per 18
+    // multiply-adds (a 3x3 kernel), and the narrowing and widening were shuffles.
     static inline void store_bf16_merge(uint16_t *p, V even, V odd, bool stream) {
-        const __m512i u = _mm512_or_si512(
-            _mm512_maskz_cvtepu16_epi32(0xffff, to_bf16(even)),
-            _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, to_bf16(odd)), 16));
+        // (imm 0xf8: a | (b & c).)
+        const __m512i u = _mm512_ternarylogic_epi32(
+            _mm512_maskz_srli_epi32(0xffff, bf16_in_high_half(even), 16), bf16_in_high_half(odd),
+            _mm512_set1_epi32(int(0xffff0000u)), 0xf8);
         if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
             _mm512_stream_si512(reinterpret_cast<__m512i *>(p), u);
         else
