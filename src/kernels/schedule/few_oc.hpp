@@ -182,13 +182,55 @@ inline constexpr int few_oc_acc_budget = W == 16 ? 24 : 10;
 // vector cv = j % ncv), over the rows [c, ce) of diff_dst, added into `part`
 // ([tap][o][cpad] of the group). Per output pixel: O broadcasts of diff_dst, one load of src
 // per pair, O FMAs per pair; the pixels where every pair's tap is inside src without checks.
-template <int O, bool TAIL>
-static void few_oc_bww_block(const few_oc_plan &pl, const row_source &src, const row_source &dst,
-                             dim_t c, dim_t ce, dim_t g, dim_t hd, dim_t j0, int np, float *part) {
+// The user's own bf16/f16 rows (channels contiguous), read in place by the weight gradient
+// and widened in its loads (the interface of row_source: row pointers, a pixel stride).
+struct few_oc_rows16 {
+    const uint16_t *p;
+    dim_t n, d, h, w;  // element strides
+    const uint16_t *row(dim_t in, dim_t id, dim_t ih) const { return p + in * n + id * d + ih * h; }
+    dim_t pixel_stride() const { return w; }
+};
+
+// One vector of channels, one broadcast element, widened from DT.
+template <data_type DT>
+static inline V few_oc_load(const float *x) {
+    return vt::load(x);
+}
+template <data_type DT>
+static inline V few_oc_load(const uint16_t *x) {
+    if constexpr (DT == data_type::bf16)
+        return vt::load_bf16(x);
+    else
+        return vt::load_f16(x);
+}
+template <data_type DT>
+static inline V few_oc_load_tail(const float *x, int, mask_t mk) {
+    return vt::load_mask(x, mk);
+}
+template <data_type DT>
+static inline V few_oc_load_tail(const uint16_t *x, int n, mask_t) {
+    return vt::load_half_tail(DT, x, n);
+}
+template <data_type DT>
+static inline V few_oc_bcast(const float *x) {
+    return vt::bcast(x);
+}
+template <data_type DT>
+static inline V few_oc_bcast(const uint16_t *x) {
+    float f;
+    widen_scalar(DT, x, &f, 1);
+    return vt::bcast(&f);
+}
+
+// Rows: row_source (f32 rows: the user's, or converted copies) or few_oc_rows16 (DT's).
+template <int O, bool TAIL, data_type DT, typename Rows>
+static void few_oc_bww_block(const few_oc_plan &pl, const Rows &src, const Rows &dst, dim_t c,
+                             dim_t ce, dim_t g, dim_t hd, dim_t j0, int np, float *part) {
     constexpr int P = few_oc_acc_budget / O;
     const conv_problem &p = pl.p;
     const dim_t cpad = pl.cpad, ncv = cpad / W, s = p.s[2];
-    const mask_t mk = vt::mask(int(p.icg - (ncv - 1) * W));
+    const int ntail = int(p.icg - (ncv - 1) * W);
+    const mask_t mk = vt::mask(ntail);
     const dim_t ps = src.pixel_stride(), dps = dst.pixel_stride();
     // Per pair: its src offset from pixel ow * s (off of its tap, plus its channel vector), the
     // output pixels its tap reads inside src, and whether it is the masked last vector.
@@ -215,19 +257,20 @@ static void few_oc_bww_block(const few_oc_plan &pl, const row_source &src, const
     for (dim_t row = c; row < ce; ++row) {
         const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
         if (!tr.valid) continue;
-        const float *x0 = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
-        const float *d0 = dst.row(tr.n, tr.od, tr.oh) + g * p.ocg;
+        const auto *x0 = src.row(tr.n, tr.id, tr.ih) + g * p.icg;
+        const auto *d0 = dst.row(tr.n, tr.od, tr.oh) + g * p.ocg;
         auto pixel = [&](dim_t ow, auto checked) {
             V dv[O];
 #pragma GCC unroll 4
-            for (int o = 0; o < O; ++o) dv[o] = vt::bcast(d0 + ow * dps + o);
-            const float *x = x0 + ow * s * ps;
+            for (int o = 0; o < O; ++o) dv[o] = few_oc_bcast<DT>(d0 + ow * dps + o);
+            const auto *x = x0 + ow * s * ps;
 #pragma GCC unroll 24
             for (int j = 0; j < P; ++j) {
                 if (j >= np) continue;
                 if constexpr (decltype(checked)::value)
                     if (ow < lo[j] || ow >= hi[j]) continue;
-                const V xv = masked[j] ? vt::load_mask(x + xoff[j], mk) : vt::load(x + xoff[j]);
+                const V xv = masked[j] ? few_oc_load_tail<DT>(x + xoff[j], ntail, mk)
+                                       : few_oc_load<DT>(x + xoff[j]);
 #pragma GCC unroll 4
                 for (int o = 0; o < O; ++o) acc[j][o] = vt::fma(xv, dv[o], acc[j][o]);
             }
@@ -245,9 +288,9 @@ static void few_oc_bww_block(const few_oc_plan &pl, const row_source &src, const
     }
 }
 
-template <int O>
-static void few_oc_bww_rows(const few_oc_plan &pl, const row_source &src, const row_source &dst,
-                            dim_t c, dim_t ce, float *part) {
+template <int O, data_type DT = data_type::f32, typename Rows = row_source>
+static void few_oc_bww_rows(const few_oc_plan &pl, const Rows &src, const Rows &dst, dim_t c,
+                            dim_t ce, float *part) {
     const conv_problem &p = pl.p;
     const dim_t ncv = pl.cpad / W, pairs = p.k[2] * ncv, ksp = p.ksp();
     constexpr int P = few_oc_acc_budget / O;
@@ -257,10 +300,45 @@ static void few_oc_bww_rows(const few_oc_plan &pl, const row_source &src, const 
                 const int np = int(imin(P, pairs - j0));
                 float *pg = part + g * ksp * O * pl.cpad;
                 if (p.icg % W)
-                    few_oc_bww_block<O, true>(pl, src, dst, c, ce, g, hd, j0, np, pg);
+                    few_oc_bww_block<O, true, DT>(pl, src, dst, c, ce, g, hd, j0, np, pg);
                 else
-                    few_oc_bww_block<O, false>(pl, src, dst, c, ce, g, hd, j0, np, pg);
+                    few_oc_bww_block<O, false, DT>(pl, src, dst, c, ce, g, hd, j0, np, pg);
             }
+}
+
+// bf16/f16 rows with contiguous channels (few_oc_plan::native16): read in place, each load
+// widened, over rows [r0, r1) of diff_dst (a chunk: the same order of sums as converted rows).
+template <int O, data_type DT>
+static void few_oc_bww_native16_rows(const few_oc_plan &pl, const conv_args &args, dim_t r0,
+                                     dim_t r1, float *part) {
+    const conv_problem &p = pl.p;
+    auto rows16 = [](const void *t, const data_layout &l) {
+        return few_oc_rows16{static_cast<const uint16_t *>(t), l.n, l.sp[0], l.sp[1], l.sp[2]};
+    };
+    const few_oc_rows16 src = rows16(args.src, p.src), dst = rows16(args.dst, p.dst);
+    for (dim_t c = r0; c < r1; c += pl.rows_per_chunk)
+        few_oc_bww_rows<O, DT>(pl, src, dst, c, imin(c + pl.rows_per_chunk, r1), part);
+}
+template <data_type DT>
+static void few_oc_bww_native16_typed(const few_oc_plan &pl, const conv_args &args, dim_t r0,
+                                      dim_t r1, float *part) {
+    switch (pl.p.ocg) {
+        case 1:
+            return few_oc_bww_native16_rows<1, DT>(pl, args, r0, r1, part);
+        case 2:
+            return few_oc_bww_native16_rows<2, DT>(pl, args, r0, r1, part);
+        case 3:
+            return few_oc_bww_native16_rows<3, DT>(pl, args, r0, r1, part);
+        default:
+            return few_oc_bww_native16_rows<4, DT>(pl, args, r0, r1, part);
+    }
+}
+static void few_oc_bww_native16(const few_oc_plan &pl, const conv_args &args, dim_t r0, dim_t r1,
+                                float *part) {
+    if (pl.p.dt == data_type::bf16)
+        few_oc_bww_native16_typed<data_type::bf16>(pl, args, r0, r1, part);
+    else
+        few_oc_bww_native16_typed<data_type::f16>(pl, args, r0, r1, part);
 }
 
 static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
@@ -280,6 +358,10 @@ static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
         if (rows == 0) return;
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
+        if (pl.native16) {
+            few_oc_bww_native16(pl, args, r0, r1, mine);
+            return;
+        }
         row_source src = src0, dst = dst0;
         const row_buffers bufs(p, src, dst, r0, r1, pl.rows_per_chunk);
         for (dim_t c = r0; c < r1; c += pl.rows_per_chunk) {
