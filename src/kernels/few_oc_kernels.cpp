@@ -20,7 +20,8 @@ class few_oc_kernel final : public kernel {
                     : "a register block of (kw, channel vector, output) sums a tap row") +
                " rows_per_chunk=" + std::to_string(pl_.rows_per_chunk) +
                (pl_.native16
-                    ? std::string(" src=in place dst=in place (widened in the loads)")
+                    ? std::string(fwd ? " src=in place" : " src=in place dst=in place") +
+                          " (widened in the loads)"
                     : " src=" + std::string(pl_.src_direct ? "in place" : "converted per chunk") +
                           (fwd ? ""
                                : std::string(" dst=") +
@@ -68,12 +69,14 @@ std::unique_ptr<kernel> make_few_oc_kernel(const conv_problem &p, register_tile 
     pl.pixels = int(std::max<dim_t>(1, t.vlen / std::max<dim_t>(p.ocg, 1)));
     pl.src_direct = p.dt == data_type::f32 && p.src.c == 1;
     pl.dst_direct = p.dt == data_type::f32 && p.dst.c == 1;
-    // (Measured, HiFi-GAN's conv_post weight gradient, 2 threads, Zen 5, alternated: f16
-    // 1.45-1.55 -> 1.04-1.08 ms, bf16 1.19-1.46 -> 0.88-1.21, f32 1.08-1.20; ESRGAN's last
-    // conv 10.1-12.7 -> 9.3-10.4 in f16. Converted copies of whole rows cost a quarter of the
-    // f16 time, more than widening each load.)
-    pl.native16 = p.dir == conv_direction::bwd_weights && p.dt != data_type::f32 && p.src.c == 1 &&
-                  p.dst.c == 1;
+    // bf16/f16 with contiguous channels: read in place, each load widened. Converted copies of
+    // whole rows cost a quarter of the f16 weight gradient's time, more than the widening.
+    // (Measured, 2 threads, Zen 5, alternated: HiFi-GAN's conv_post weight gradient, f16
+    // 1.45-1.55 -> 1.04-1.08 ms, bf16 1.19-1.46 -> 0.88-1.21 (f32 1.08-1.20); its forward,
+    // bf16 1.00-1.13 -> 0.64-0.98; ESRGAN's last conv, f16, weight gradient 10.1-12.7 ->
+    // 9.3-10.4, forward 8.3-10.4 -> 6.1-7.2.)
+    pl.native16 =
+        p.dt != data_type::f32 && p.src.c == 1 && (p.dir == conv_direction::fwd || p.dst.c == 1);
     // Converted src rows of a chunk (each output row reads about s[1] new rows along h) within
     // 512 KB: they are read back from L2 by every tap row. In place, rows of the same size.
     const double row = std::max(1.0, double(p.i[2]) * double(p.ic()) * 4.0 * double(p.s[1]));

@@ -34,7 +34,7 @@ struct few_oc_plan {
     dim_t rows_per_chunk = 1;  // output rows (n, d, h) whose src rows are converted together
     bool src_direct = false;   // src read in place (f32, contiguous channels)
     bool dst_direct = false;   // bwd_weights: diff_dst read in place
-    // bwd_weights, bf16/f16 with contiguous channels: src and diff_dst read in place, widened
+    // bf16/f16 with contiguous channels: src (and bwd_weights' diff_dst) read in place, widened
     // in the loads (no converted copies)
     bool native16 = false;
     int nthr = 1;

@@ -41,6 +41,8 @@ const few_oc_case cases[] = {
     {{"groups 3 of 20 -> 2", 3, 2, {8, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 20, 2}, op_kind::Convolution, true},
     {{"NCX padded strides", 1, 2, {10, 9}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, true, true, data_type::f32, 19, 1}, op_kind::Convolution, true},
     {{"bf16 3 outputs", 1, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::bf16, 48, 3}, op_kind::Convolution, true},
+    {{"f16 1-D kernel 7, 40 channels (tail)", 1, 2, {70}, {7}, {1}, {3}, {3}, {1}, false, false, data_type::f16, 40, 1}, op_kind::Convolution, true},
+    {{"bf16 padded strides, stride > kernel, 4 outputs", 1, 2, {11, 19}, {2, 2}, {4, 5}, {1, 0}, {0, 1}, {1, 1}, false, true, data_type::bf16, 33, 4}, op_kind::Convolution, false},
     {{"f16 NCX 1x1 stride 2", 1, 3, {7, 6}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, true, false, data_type::f16, 64, 1}, op_kind::Convolution, false},
     {{"weights: 3x3 to 1 channel, tail", 1, 2, {9, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, data_type::f32, 20, 1}, op_kind::ConvolutionBackwardWeights, false},
     {{"weights: 3 channels, stride 2", 1, 2, {11, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 1}, false, false, data_type::f32, 32, 3}, op_kind::ConvolutionBackwardWeights, false},
@@ -136,10 +138,11 @@ TEST(FewOutputChannels, RepeatedRunsBitForBit) {
 
 // An empty batch whose extents are near the dim_t range (the fuzzers build such problems): the
 // weight gradient is zero, with no scratch sized by those extents (bf16 NCX: rows converted).
-// The bf16/f16 weight gradient over channels-last tensors reads them in place and widens each
-// load (few_oc_plan::native16): on non-integer data it must sum exactly as the f32 kernel sums
-// the widened values, in the same order, so its output is the f32 result rounded once. A
-// 1-D layer with a channel tail and one with 3 outputs and stride 2, on two threads.
+// The bf16/f16 forward and weight gradient over channels-last tensors read them in place and
+// widen each load (few_oc_plan::native16): on non-integer data they must sum exactly as the
+// f32 kernel sums the widened values, in the same order, so the output is the f32 result
+// rounded once. A 1-D layer with a channel tail and one with 3 outputs and stride 2, on two
+// threads.
 TEST(FewOutputChannels, NativeHalfWeightGradientSumsAsF32) {
     // clang-format off
     const conv_geometry geos[] = {
@@ -150,51 +153,55 @@ TEST(FewOutputChannels, NativeHalfWeightGradientSumsAsF32) {
     const int saved = omp_get_max_threads();
     omp_set_num_threads(2);
     int ran = 0;
-    for (const conv_geometry &g32 : geos)
-        for (data_type dt : {data_type::bf16, data_type::f16}) {
-            conv_geometry g16 = g32;
-            g16.dt = dt;
-            const op o16 = testing::make_geometry_op(g16, op_kind::ConvolutionBackwardWeights, false);
-            const op o32 = testing::make_geometry_op(g32, op_kind::ConvolutionBackwardWeights, false);
-            const detail::resolved_op r16 = detail::resolve_op(o16, o16.inputs(), o16.outputs());
-            const detail::resolved_op r32 = detail::resolve_op(o32, o32.inputs(), o32.outputs());
-            std::mt19937_64 rng(11);
-            std::uniform_real_distribution<double> u(-1, 1);
-            std::vector<testing::tensor_buffer> in16, in32;
-            for (size_t i = 0; i < r16.inputs.size(); ++i) {
-                in16.emplace_back(r16.inputs[i]);
-                in32.emplace_back(r32.inputs[i]);
-                for (dim_t e = 0; e < in16.back().count(); ++e) {
-                    in16.back().set(e, u(rng));  // rounds to dt
-                    in32.back().set(e, in16.back().get(e));
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardWeights})
+        for (const conv_geometry &g32 : geos)
+            for (data_type dt : {data_type::bf16, data_type::f16}) {
+                conv_geometry g16 = g32;
+                g16.dt = dt;
+                const op o16 = testing::make_geometry_op(g16, kind, false);
+                const op o32 = testing::make_geometry_op(g32, kind, false);
+                const detail::resolved_op r16 =
+                    detail::resolve_op(o16, o16.inputs(), o16.outputs());
+                const detail::resolved_op r32 =
+                    detail::resolve_op(o32, o32.inputs(), o32.outputs());
+                std::mt19937_64 rng(11);
+                std::uniform_real_distribution<double> u(-1, 1);
+                std::vector<testing::tensor_buffer> in16, in32;
+                for (size_t i = 0; i < r16.inputs.size(); ++i) {
+                    in16.emplace_back(r16.inputs[i]);
+                    in32.emplace_back(r32.inputs[i]);
+                    for (dim_t e = 0; e < in16.back().count(); ++e) {
+                        in16.back().set(e, u(rng));  // rounds to dt
+                        in32.back().set(e, in16.back().get(e));
+                    }
+                }
+                for (const detail::impl_desc *row : few_oc_rows()) {
+                    const testing::row_mode m = testing::how_to_run(*row);
+                    if (!m.create) continue;
+                    const std::string what = std::string(row->name) + " " + to_string(kind) + " " +
+                                             g32.what + " " + to_string(dt);
+                    ASSERT_NE(m.create(r16.prob)->describe().find("widened in the loads"),
+                              std::string::npos)
+                        << what;
+                    testing::tensor_buffer got(r16.outputs[0]), f32(r32.outputs[0]),
+                        want(r16.outputs[0]);
+                    testing::run_poisoned(r16, m.create, in16, got);
+                    testing::run_poisoned(r32, m.create, in32, f32);
+                    dim_t rounded = 0;
+                    for (dim_t e = 0; e < f32.count(); ++e) {
+                        want.set(e, f32.get(e));  // rounds once to dt
+                        rounded += want.get(e) != f32.get(e);
+                    }
+                    dim_t bad = 0;
+                    for (dim_t e = 0; e < got.count(); ++e)
+                        if (got.get(e) != want.get(e) && bad++ < 3)
+                            ADD_FAILURE() << what << " element " << e << ": " << got.get(e)
+                                          << " vs " << want.get(e) << " (f32 " << f32.get(e) << ")";
+                    EXPECT_EQ(bad, 0) << what;
+                    EXPECT_GT(rounded, f32.count() / 2) << what << ": the data must need rounding";
+                    ++ran;
                 }
             }
-            for (const detail::impl_desc *row : few_oc_rows()) {
-                const testing::row_mode m = testing::how_to_run(*row);
-                if (!m.create) continue;
-                const std::string what = std::string(row->name) + " " + g32.what + " " + to_string(dt);
-                ASSERT_NE(m.create(r16.prob)->describe().find("widened in the loads"),
-                          std::string::npos)
-                    << what;
-                testing::tensor_buffer got(r16.outputs[0]), f32(r32.outputs[0]),
-                    want(r16.outputs[0]);
-                testing::run_poisoned(r16, m.create, in16, got);
-                testing::run_poisoned(r32, m.create, in32, f32);
-                dim_t rounded = 0;
-                for (dim_t e = 0; e < f32.count(); ++e) {
-                    want.set(e, f32.get(e));  // rounds once to dt
-                    rounded += want.get(e) != f32.get(e);
-                }
-                dim_t bad = 0;
-                for (dim_t e = 0; e < got.count(); ++e)
-                    if (got.get(e) != want.get(e) && bad++ < 3)
-                        ADD_FAILURE() << what << " element " << e << ": " << got.get(e) << " vs "
-                                      << want.get(e) << " (f32 " << f32.get(e) << ")";
-                EXPECT_EQ(bad, 0) << what;
-                EXPECT_GT(rounded, f32.count() / 2) << what << ": the data must need rounding";
-                ++ran;
-            }
-        }
     omp_set_num_threads(saved);
     if (ran == 0) GTEST_SKIP() << "no few_oc row runs on this CPU (or under CONVGRAD_MAX_ISA)";
 }
