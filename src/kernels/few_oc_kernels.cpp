@@ -14,18 +14,16 @@ class few_oc_kernel final : public kernel {
     void execute(const conv_args &args) const override { run_(pl_, args); }
     std::string describe() const override {
         const bool fwd = pl_.p.dir == conv_direction::fwd;
+        const auto how = [&](bool direct) {
+            return std::string(direct || pl_.native16 ? "in place" : "converted per chunk");
+        };
         return std::string("src channels on the lanes, ") +
                (fwd ? std::to_string(pl_.pixels) + " pixels x " + std::to_string(pl_.p.ocg) +
                           " outputs a block, summed across lanes"
                     : "a register block of (kw, channel vector, output) sums a tap row") +
                " rows_per_chunk=" + std::to_string(pl_.rows_per_chunk) +
-               (pl_.native16
-                    ? std::string(fwd ? " src=in place" : " src=in place dst=in place") +
-                          " (widened in the loads)"
-                    : " src=" + std::string(pl_.src_direct ? "in place" : "converted per chunk") +
-                          (fwd ? ""
-                               : std::string(" dst=") +
-                                     (pl_.dst_direct ? "in place" : "converted per chunk"))) +
+               " src=" + how(pl_.src_direct) + (fwd ? "" : " dst=" + how(pl_.dst_direct)) +
+               (pl_.native16 ? " (widened in the loads)" : "") +
                " threads=" + std::to_string(pl_.nthr);
     }
 

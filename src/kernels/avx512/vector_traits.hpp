@@ -155,28 +155,8 @@ struct vt {
     }
     // (The zero-masked forms throughout: GCC 12 warns about the undefined source of the plain
     // ones once they are inlined into a kernel.)
-    static inline __m256i to_bf16(V v) {
-#ifdef CONVGRAD_NATIVE_VDPBF16PS
-        // vcvtneps2bf16 rounds as below but reads a denormal input as zero: used where no
-        // lane is one (denormal sums are rare; their exact rounding is kept).
-        if (_mm512_fpclass_ps_mask(v, 0x20) == 0) return __m256i(_mm512_cvtneps_pbh(v));
-#endif
-        const __m512i u = _mm512_castps_si512(v);
-        const __m512i lsb =
-            _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(1));
-        __m512i r = _mm512_maskz_srli_epi32(
-            0xffff, _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-        const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        r = _mm512_mask_mov_epi32(
-            r, nan,
-            _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, u, 16), _mm512_set1_epi32(0x40)));
-        return _mm512_maskz_cvtepi32_epi16(0xffff, r);
-    }
-    static inline void store_bf16(uint16_t *p, V v) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
-    }
-    // v rounded to bf16 as to_bf16 rounds it, the bits in the high half of each 32-bit lane
-    // (the low half is left over from the rounding).
+    // v rounded to bf16, nearest-even (a NaN keeps its top bits, made quiet), the bits in the
+    // high half of each 32-bit lane (the low half is left over from the rounding).
     static inline __m512i bf16_in_high_half(V v) {
         const __m512i u = _mm512_castps_si512(v);
         const __m512i lsb =
@@ -184,6 +164,18 @@ struct vt {
         const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
         const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         return _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x400000));
+    }
+    static inline __m256i to_bf16(V v) {
+#ifdef CONVGRAD_NATIVE_VDPBF16PS
+        // vcvtneps2bf16 rounds as below but reads a denormal input as zero: used where no
+        // lane is one (denormal sums are rare; their exact rounding is kept).
+        if (_mm512_fpclass_ps_mask(v, 0x20) == 0) return __m256i(_mm512_cvtneps_pbh(v));
+#endif
+        return _mm512_maskz_cvtepi32_epi16(
+            0xffff, _mm512_maskz_srli_epi32(0xffff, bf16_in_high_half(v), 16));
+    }
+    static inline void store_bf16(uint16_t *p, V v) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), to_bf16(v));
     }
     // The inverse of load_bf16_split: each vector rounded as store_bf16 rounds it, the two
     // interleaved into 32 bf16; past the caches with `stream` where p is aligned to a line.

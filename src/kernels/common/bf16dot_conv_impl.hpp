@@ -537,9 +537,11 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                     const size_t es = p.dt == data_type::f32 ? 4 : 2;
                     const dim_t w2 = imin(w1 + wc, p.o[2]);
                     const char *d = static_cast<const char *>(args.dst);
-                    for (dim_t r = c; r < ce; ++r)
-                        ahead.add(d + size_t(dst_row_at(r) + w1 * m.sp[2]) * es,
-                                  d + size_t(dst_row_at(r) + (w2 - 1) * m.sp[2] + G * ocg) * es);
+                    for (dim_t r = c; r < ce; ++r) {
+                        const dim_t at = dst_row_at(r);
+                        ahead.add(d + size_t(at + w1 * m.sp[2]) * es,
+                                  d + size_t(at + (w2 - 1) * m.sp[2] + G * ocg) * es);
+                    }
                     ahead.start(G * p.k[0] * p.k[1] * div_up(p.k[2], J) * nblocks);
                 }
                 a.K = Km;

@@ -56,25 +56,6 @@ static inline mask_t dw_head_mask(int shift) {
     return vt::mask_bits(((1u << W) - 1u) & ~((1u << shift) - 1u));
 }
 
-template <int DT>
-static inline V dw_load(const typename dw_elem<DT>::T *p) {
-    if constexpr (DT == dw_f32)
-        return vt::load(p);
-    else if constexpr (DT == dw_bf16)
-        return vt::load_bf16(p);
-    else
-        return vt::load_f16(p);
-}
-
-template <int DT>
-static inline V dw_load_tail(const typename dw_elem<DT>::T *p, int n, mask_t mk) {
-    if constexpr (DT == dw_f32) {
-        return vt::load_mask(p, mk);
-    } else {
-        return vt::load_half_tail(dw_elem<DT>::dt, p, n);
-    }
-}
-
 // Vector v of NV: the last one of a tile with a channel tail is partial. With HEAD (f32 only),
 // the first one starts before the pixel's channel 0 (dw_lane_shift): the lanes of mh are the
 // pixel's, the others are neither read nor written.
@@ -85,7 +66,8 @@ static inline V dw_load_v(const typename dw_elem<DT>::T *p, int v, int n, mask_t
     if constexpr (HEAD) {
         if (v == 0) return vt::load_mask(p, mh);
     }
-    return TAIL && v == NV - 1 ? dw_load_tail<DT>(p, n, mk) : dw_load<DT>(p);
+    constexpr data_type dt = dw_elem<DT>::dt;
+    return TAIL && v == NV - 1 ? load_widened_tail<dt>(p, n, mk) : load_widened<dt>(p);
 }
 
 // bf16 blocks of two whole vectors are split by channel parity: lane l of the block's first

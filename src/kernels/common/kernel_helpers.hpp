@@ -60,6 +60,29 @@ static inline void store_elem(data_type dt, void *base, dim_t off, float v) {
     }
 }
 
+// One vector of W elements of type DT at x (bf16/f16 as their bits), widened to f32; the tail
+// form reads only the first n lanes (mk: their mask, used for f32). (T: looked up where used,
+// so that the units whose traits have no 16-bit loads, SSE2's, still compile this header.)
+template <data_type DT, typename T = vt>
+static inline V load_widened(const float *x) {
+    return T::load(x);
+}
+template <data_type DT, typename T = vt>
+static inline V load_widened(const uint16_t *x) {
+    if constexpr (DT == data_type::bf16)
+        return T::load_bf16(x);
+    else
+        return T::load_f16(x);
+}
+template <data_type DT, typename T = vt>
+static inline V load_widened_tail(const float *x, int, mask_t mk) {
+    return T::load_mask(x, mk);
+}
+template <data_type DT, typename T = vt>
+static inline V load_widened_tail(const uint16_t *x, int n, mask_t) {
+    return T::load_half_tail(DT, x, n);
+}
+
 // n contiguous elements of a user tensor at element offset `off`, as f32 (bf16/f16 widened
 // exactly by vectors), and back (rounded once to nearest-even).
 static inline void load_run(data_type dt, const void *base, dim_t off, float *out, dim_t n) {

@@ -23,40 +23,20 @@ static void few_oc_pack_weights(const few_oc_plan &pl, const void *user, float *
 // The user's own bf16/f16 rows (channels contiguous), read in place and widened in the loads
 // (few_oc_plan::native16; the interface of row_source: row pointers, a pixel stride).
 struct few_oc_rows16 {
-    const uint16_t *p;
-    dim_t n, d, h, w;  // element strides
-    const uint16_t *row(dim_t in, dim_t id, dim_t ih) const { return p + in * n + id * d + ih * h; }
-    dim_t pixel_stride() const { return w; }
+    tview<const uint16_t> v;
+    few_oc_rows16(const void *t, const data_layout &l) : v(user_view<const uint16_t>(t, l)) {}
+    const uint16_t *row(dim_t in, dim_t id, dim_t ih) const { return v.at(in, id, ih, 0); }
+    dim_t pixel_stride() const { return v.w; }
 };
 
-// One vector of channels, one broadcast element, widened from DT.
-template <data_type DT>
-static inline V few_oc_load(const float *x) {
-    return vt::load(x);
-}
-template <data_type DT>
-static inline V few_oc_load(const uint16_t *x) {
-    if constexpr (DT == data_type::bf16)
-        return vt::load_bf16(x);
-    else
-        return vt::load_f16(x);
-}
-template <data_type DT>
-static inline V few_oc_load_tail(const float *x, int, mask_t mk) {
-    return vt::load_mask(x, mk);
-}
-template <data_type DT>
-static inline V few_oc_load_tail(const uint16_t *x, int n, mask_t) {
-    return vt::load_half_tail(DT, x, n);
-}
+// One element of diff_dst, widened from DT, on every lane.
 template <data_type DT>
 static inline V few_oc_bcast(const float *x) {
     return vt::bcast(x);
 }
 template <data_type DT>
 static inline V few_oc_bcast(const uint16_t *x) {
-    float f;
-    widen_scalar(DT, x, &f, 1);
+    const float f = load_elem(DT, x, 0);
     return vt::bcast(&f);
 }
 
@@ -116,7 +96,7 @@ static void few_oc_fwd_block(const few_oc_plan &pl, const T *const *rows, const 
 #pragma GCC unroll 4
                 for (int o = 0; o < O; ++o) wv[o] = vt::load(wt + o * cpad + cv * W);
                 auto madd = [&](int q, const T *x) {
-                    const V xv = masked ? few_oc_load_tail<DT>(x, ntail, mk) : few_oc_load<DT>(x);
+                    const V xv = masked ? load_widened_tail<DT>(x, ntail, mk) : load_widened<DT>(x);
 #pragma GCC unroll 4
                     for (int o = 0; o < O; ++o) acc[q * O + o] = vt::fma(xv, wv[o], acc[q * O + o]);
                 };
@@ -218,9 +198,7 @@ static void few_oc_fwd(const few_oc_plan &pl, const conv_args &args) {
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         if (pl.native16) {
-            const data_layout &l = p.src;
-            few_oc_rows16 src{static_cast<const uint16_t *>(args.src), l.n, l.sp[0], l.sp[1],
-                              l.sp[2]};
+            few_oc_rows16 src(args.src, p.src);
             if (p.dt == data_type::bf16)
                 few_oc_fwd_rows<data_type::bf16>(pl, args, wp.p, bp, src, r0, r1);
             else
@@ -293,8 +271,8 @@ static void few_oc_bww_block(const few_oc_plan &pl, const Rows &src, const Rows 
                 if (j >= np) continue;
                 if constexpr (decltype(checked)::value)
                     if (ow < lo[j] || ow >= hi[j]) continue;
-                const V xv = masked[j] ? few_oc_load_tail<DT>(x + xoff[j], ntail, mk)
-                                       : few_oc_load<DT>(x + xoff[j]);
+                const V xv = masked[j] ? load_widened_tail<DT>(x + xoff[j], ntail, mk)
+                                       : load_widened<DT>(x + xoff[j]);
 #pragma GCC unroll 4
                 for (int o = 0; o < O; ++o) acc[j][o] = vt::fma(xv, dv[o], acc[j][o]);
             }
@@ -330,39 +308,31 @@ static void few_oc_bww_rows(const few_oc_plan &pl, const Rows &src, const Rows &
             }
 }
 
-// bf16/f16 rows with contiguous channels (few_oc_plan::native16): read in place, each load
-// widened, over rows [r0, r1) of diff_dst (a chunk: the same order of sums as converted rows).
-template <int O, data_type DT>
-static void few_oc_bww_native16_rows(const few_oc_plan &pl, const conv_args &args, dim_t r0,
-                                     dim_t r1, float *part) {
-    const conv_problem &p = pl.p;
-    auto rows16 = [](const void *t, const data_layout &l) {
-        return few_oc_rows16{static_cast<const uint16_t *>(t), l.n, l.sp[0], l.sp[1], l.sp[2]};
-    };
-    const few_oc_rows16 src = rows16(args.src, p.src), dst = rows16(args.dst, p.dst);
-    for (dim_t c = r0; c < r1; c += pl.rows_per_chunk)
-        few_oc_bww_rows<O, DT>(pl, src, dst, c, imin(c + pl.rows_per_chunk, r1), part);
-}
-template <data_type DT>
-static void few_oc_bww_native16_typed(const few_oc_plan &pl, const conv_args &args, dim_t r0,
-                                      dim_t r1, float *part) {
+// Rows [c, ce) of diff_dst into `part`, the register block's outputs as the group's (1-4).
+template <data_type DT, typename Rows>
+static void few_oc_bww_chunk(const few_oc_plan &pl, const Rows &src, const Rows &dst, dim_t c,
+                             dim_t ce, float *part) {
     switch (pl.p.ocg) {
         case 1:
-            return few_oc_bww_native16_rows<1, DT>(pl, args, r0, r1, part);
+            return few_oc_bww_rows<1, DT>(pl, src, dst, c, ce, part);
         case 2:
-            return few_oc_bww_native16_rows<2, DT>(pl, args, r0, r1, part);
+            return few_oc_bww_rows<2, DT>(pl, src, dst, c, ce, part);
         case 3:
-            return few_oc_bww_native16_rows<3, DT>(pl, args, r0, r1, part);
+            return few_oc_bww_rows<3, DT>(pl, src, dst, c, ce, part);
         default:
-            return few_oc_bww_native16_rows<4, DT>(pl, args, r0, r1, part);
+            return few_oc_bww_rows<4, DT>(pl, src, dst, c, ce, part);
     }
 }
+
+// bf16/f16 rows with contiguous channels (few_oc_plan::native16): read in place, each load
+// widened, over rows [r0, r1) of diff_dst in the chunks of converted rows (the same order of
+// sums).
+template <data_type DT>
 static void few_oc_bww_native16(const few_oc_plan &pl, const conv_args &args, dim_t r0, dim_t r1,
                                 float *part) {
-    if (pl.p.dt == data_type::bf16)
-        few_oc_bww_native16_typed<data_type::bf16>(pl, args, r0, r1, part);
-    else
-        few_oc_bww_native16_typed<data_type::f16>(pl, args, r0, r1, part);
+    const few_oc_rows16 src(args.src, pl.p.src), dst(args.dst, pl.p.dst);
+    for (dim_t c = r0; c < r1; c += pl.rows_per_chunk)
+        few_oc_bww_chunk<DT>(pl, src, dst, c, imin(c + pl.rows_per_chunk, r1), part);
 }
 
 static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
@@ -383,7 +353,10 @@ static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
         dim_t r0, r1;
         split(rows, nt, ithr, r0, r1);
         if (pl.native16) {
-            few_oc_bww_native16(pl, args, r0, r1, mine);
+            if (p.dt == data_type::bf16)
+                few_oc_bww_native16<data_type::bf16>(pl, args, r0, r1, mine);
+            else
+                few_oc_bww_native16<data_type::f16>(pl, args, r0, r1, mine);
             return;
         }
         row_source src = src0, dst = dst0;
@@ -391,20 +364,7 @@ static void few_oc_bwd_weights(const few_oc_plan &pl, const conv_args &args) {
         for (dim_t c = r0; c < r1; c += pl.rows_per_chunk) {
             const dim_t ce = imin(c + pl.rows_per_chunk, r1);
             row_buffers::convert(p, src, dst, c, ce);
-            switch (p.ocg) {
-                case 1:
-                    few_oc_bww_rows<1>(pl, src, dst, c, ce, mine);
-                    break;
-                case 2:
-                    few_oc_bww_rows<2>(pl, src, dst, c, ce, mine);
-                    break;
-                case 3:
-                    few_oc_bww_rows<3>(pl, src, dst, c, ce, mine);
-                    break;
-                default:
-                    few_oc_bww_rows<4>(pl, src, dst, c, ce, mine);
-                    break;
-            }
+            few_oc_bww_chunk<data_type::f32>(pl, src, dst, c, ce, mine);
         }
     });
     // The threads' partials in thread order, rounded once into the user's weights.
