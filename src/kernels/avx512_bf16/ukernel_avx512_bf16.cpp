@@ -1,7 +1,7 @@
 // AVX512_BF16 instantiation of the microkernels (the bf16-pairs kernel on the native
-// vdpbf16ps), of the direct convolution on it (run_bf16dot) and of the grouped one
-// (run_grouped_pairs). Its own unit with its own flags
-// (-mavx512bf16), so that no other code is compiled with them.
+// vdpbf16ps), of the direct convolution on it (run_bf16dot), of the grouped one
+// (run_grouped_pairs) and of the GEMM kernel's schedule on it (run_gemm_pairs). Its own unit
+// with its own flags (-mavx512bf16), so that no other code is compiled with them.
 #include <immintrin.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/common/gemm_plan.hpp"
 #include "kernels/grouped_pairs_kernels.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
@@ -35,8 +36,10 @@ namespace convgrad::detail::avx512_bf16 {
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
+#include "kernels/pack/gemm_operands_impl.hpp"
 #include "kernels/schedule/gather.hpp"
 #include "kernels/schedule/bwd_weights.hpp"
+#include "kernels/schedule/gemm.hpp"  // (run_gemm_pairs; its f32 run_gemm is the AVX-512 unit's)
 #include "kernels/common/data_operands.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"
 #include "kernels/common/grouped_reduce.hpp"

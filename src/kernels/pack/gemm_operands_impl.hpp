@@ -192,3 +192,77 @@ static void gemm_prefill(const gemm_plan &pl, void *out, const float *bias) {
         }
     });
 }
+
+// ----------------------------------------------------------------------------- bf16 pairs --
+//
+// The operands of the bf16-pairs microkernel (gemm.hpp's schedule with E = uint16_t), bf16
+// bits copied as they are: A's rows with consecutive k side by side (a pair is one 32-bit
+// broadcast), B's panels as VNNI pairs [k / 2][ldn][2] (packed_formats.hpp). An odd count of k
+// is completed with zeros in both, so the last pair adds nothing.
+
+// Whether idx[0..n) steps by one constant `stride` (any stride when n <= 1: 0).
+static inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
+    stride = n > 1 ? idx[1] - idx[0] : 0;
+    for (dim_t j = 2; j < n; ++j)
+        if (idx[j] - idx[j - 1] != stride) return false;
+    return true;
+}
+
+// The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
+// into the user's tensor when k is contiguous and kcnt even (its pairs are there already), else
+// into `buf`, rows of kcnt rounded up to even ([r][k], the odd last pair's second half zero).
+[[maybe_unused]] static void gemm_rows_a_pairs(const gemm_plan &pl, const void *base, dim_t goff,
+                                               dim_t m, dim_t rows, dim_t k0, dim_t kcnt,
+                                               uint16_t *buf, const uint16_t **ptr) {
+    const gemm_operand &a = pl.a;
+    const uint16_t *x = static_cast<const uint16_t *>(base) + goff;
+    const dim_t kpad = kcnt + kcnt % 2;
+    const bool k_contiguous = a.col_run[k0] >= kcnt;
+    if (k_contiguous && kcnt % 2 == 0) {
+        for (dim_t r = 0; r < rows; ++r) ptr[r] = x + a.row[m + r] + a.col[k0];
+        return;
+    }
+    for (dim_t r = 0; r < rows; ++r) ptr[r] = buf + r * kpad;
+    dim_t ks;
+    if (k_contiguous) {
+        for (dim_t r = 0; r < rows; ++r)
+            std::memcpy(buf + r * kpad, x + a.row[m + r] + a.col[k0], size_t(kcnt) * 2);
+    } else if (a.row_run[m] >= rows && uniform_steps(a.col + k0, kcnt, ks)) {
+        // Rows contiguous, k one stride apart (A a transposed view: NXC channels as rows, the
+        // weight gradient's pixels on K): a transpose.
+        transpose_u16(x + a.row[m] + a.col[k0], ks, kcnt, rows, buf, kpad);
+    } else {
+        for (dim_t r = 0; r < rows; ++r)
+            for (dim_t k = 0; k < kcnt; ++k) buf[r * kpad + k] = x[a.row[m + r] + a.col[k0 + k]];
+    }
+    if (kcnt % 2)
+        for (dim_t r = 0; r < rows; ++r) buf[r * kpad + kcnt] = 0;
+}
+
+// B k [k0, k0 + kcnt) x n [n0, n0 + ncnt) (ncnt <= ldn) as VNNI pairs [kcnt rounded up to
+// even / 2][ldn][2], columns ncnt..ldn zero. Rows and columns one stride apart each (every
+// layout of the weights and of dense data) go through the unit's pair packer, which interleaves
+// contiguous rows and transposes 32-bit words where k is contiguous; the rest element by element.
+[[maybe_unused]] static void gemm_pack_b_pairs(const gemm_plan &pl, const void *base, dim_t goff,
+                                               dim_t k0, dim_t kcnt, dim_t n0, dim_t ncnt,
+                                               dim_t ldn, uint16_t *out) {
+    const gemm_operand &b = pl.b;
+    dim_t ks, ns;
+    if (uniform_steps(b.row + k0, kcnt, ks) && uniform_steps(b.col + n0, ncnt, ns)) {
+        const matrix_view v{const_cast<void *>(base), data_type::bf16, goff + b.row[k0] + b.col[n0],
+                            ks, ns};
+        pack_bf16_pairs(v, kcnt, ncnt, ldn, out);
+        return;
+    }
+    const uint16_t *x = static_cast<const uint16_t *>(base) + goff;
+    for (dim_t kp = 0; kp < div_up(kcnt, 2); ++kp) {
+        uint16_t *o = out + kp * ldn * 2;
+        const dim_t k = k0 + 2 * kp;
+        const bool pair = 2 * kp + 1 < kcnt;
+        for (dim_t n = 0; n < ncnt; ++n) {
+            o[2 * n] = x[b.row[k] + b.col[n0 + n]];
+            o[2 * n + 1] = pair ? x[b.row[k + 1] + b.col[n0 + n]] : uint16_t(0);
+        }
+        for (dim_t n = 2 * ncnt; n < 2 * ldn; ++n) o[n] = 0;
+    }
+}

@@ -5,9 +5,9 @@
 //
 // Operands are read through offset tables (element = group base + row[r] + col[c]), so any
 // layout and any user strides work: the packers copy what the microkernel needs, contiguous
-// runs as vectors (bf16/f16 widened exactly on the way), the rest element by element. C is
-// accumulated in f32 in a per-thread block and written once (rounded once to bf16/f16), or in
-// place (gemm_c_in_place).
+// runs as vectors (bf16/f16 widened exactly on the way, or bf16 kept as pairs for the bf16
+// microkernel), the rest element by element. C is accumulated in f32 in a per-thread block and
+// written once (rounded once to bf16/f16), or in place (gemm_c_in_place).
 //
 // The schedule; included by each ISA's translation unit inside its own namespace after the
 // microkernel, kernel_helpers.hpp and pack/gemm_operands_impl.hpp.
@@ -19,8 +19,16 @@
 // row tile), then per tile of mr rows take A's rows (in place, or copied once for all panels)
 // and run the microkernel across the panels, accumulating into the unit's f32 block; at the end
 // store the block (or, with a K split, keep it as a partial sum, reduced in a fixed order).
+//
+// E is the element type the microkernel multiplies: float (operands widened exactly by the
+// packers), or, in the units with the bf16 microkernel, uint16_t: bf16 operands as they are,
+// A's rows as pairs of consecutive k and B's panels as VNNI pairs (gemm_rows_a_pairs,
+// gemm_pack_b_pairs), multiplied by vdpbf16ps at twice the FMA rate where it is fast (AMD
+// Zen 4 and 5). C is f32 either way.
 
-void run_gemm(const gemm_plan &pl, const conv_args &args) {
+template <typename E>
+static void gemm_schedule(const gemm_plan &pl, const conv_args &args) {
+    constexpr dim_t P = sizeof(E) == sizeof(float) ? 1 : 2;  // the K packing
     const conv_problem &p = pl.p;
     if (pl.M == 0 || pl.N == 0) return;
     const void *tensors[3] = {args.src, args.wei, args.dst};
@@ -33,10 +41,16 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
 
     const dim_t NR = dim_t(pl.nv) * W, mr = pl.mr;
     const dim_t mc_pad = div_up(pl.mc, mr) * mr, nc_pad = div_up(pl.nc, NR) * NR;
-    // Per thread: A's rows, B's panels, C's block (unless every unit accumulates in the user's
-    // C: gemm_plan::c_block) and one row of B (gemm_pack_b_block).
+    // Per thread: A's rows, B's panels (E elements, K rounded up to whole pairs), C's block
+    // (unless every unit accumulates in the user's C: gemm_plan::c_block) and one row of B
+    // (gemm_pack_b_block), in floats.
+    const dim_t kce = div_up(pl.kc, P) * P;
+    auto floats = [](dim_t elems) {
+        return div_up(elems * dim_t(sizeof(E)), dim_t(sizeof(float)));
+    };
+    const dim_t a_floats = floats(mr * kce), b_floats = floats(kce * nc_pad);
     const dim_t c_floats = pl.c_block ? mc_pad * nc_pad : 0;
-    const dim_t per_thr = mr * pl.kc + pl.kc * nc_pad + c_floats + nc_pad;
+    const dim_t per_thr = a_floats + b_floats + c_floats + nc_pad;
     scratch work(per_thr * pl.nthr);
     const dim_t units = p.g * pl.mblocks * pl.nblocks * pl.ksplit;
     // C without a bias or a K split: a unit whose columns are one contiguous run (NCX pixels, or
@@ -51,13 +65,15 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
     const dim_t gmn = p.g * pl.M * pl.N;
     scratch partial(pl.ksplit > 1 ? pl.ksplit * gmn : 0);
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        float *Ap = work.p + ithr * per_thr, *Bp = Ap + mr * pl.kc,
-              *Cb = pl.c_block ? Bp + pl.kc * nc_pad : nullptr,
-              *Brow = Bp + pl.kc * nc_pad + c_floats;
-        const float *rows[max_rows];
+        float *const mine = work.p + ithr * per_thr;
+        E *const Ap = reinterpret_cast<E *>(mine);
+        E *const Bp = reinterpret_cast<E *>(mine + a_floats);
+        float *Cb = pl.c_block ? mine + a_floats + b_floats : nullptr,
+              *Brow = mine + a_floats + b_floats + c_floats;
+        const E *rows[max_rows];
         float *crows[max_rows];
         uint16_t *crows16[max_rows];
-        const float *panel = nullptr;
+        const E *panel = nullptr;
         dim_t s, e;
         split(units, nthr, ithr, s, e);
         for (dim_t u = s; u < e; ++u) {
@@ -79,8 +95,12 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
             uint16_t *const cuser16 =
                 direct_c && rounded ? static_cast<uint16_t *>(args.out) + cat : nullptr;
             for (dim_t k0 = k_s; k0 < k_e; k0 += pl.kc) {
-                const dim_t kcnt = imin(pl.kc, k_e - k0);
-                if (gemm_b_by_rows(pl, n0, ncnt, NR))
+                const dim_t kcnt = imin(pl.kc, k_e - k0), kpad = div_up(kcnt, P) * P;
+                if constexpr (P == 2) {
+                    for (dim_t np = 0; np < ncnt; np += NR)
+                        gemm_pack_b_pairs(pl, bbase, g * pl.b.gstride, k0, kcnt, n0 + np,
+                                          imin(NR, ncnt - np), NR, Bp + np * kpad);
+                } else if (gemm_b_by_rows(pl, n0, ncnt, NR))
                     gemm_pack_b_block(pl, bbase, g * pl.b.gstride, k0, kcnt, n0, ncnt, NR, Brow,
                                       Bp);
                 else
@@ -89,15 +109,20 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                                     imin(NR, ncnt - np), NR, Bp + np * kcnt);
                 for (dim_t mp = 0; mp < mcnt; mp += mr) {
                     const dim_t nrows = imin(mr, mcnt - mp);
-                    gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap, rows);
+                    if constexpr (P == 2)
+                        gemm_rows_a_pairs(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap,
+                                          rows);
+                    else
+                        gemm_rows_a(pl, abase, g * pl.a.gstride, m0 + mp, nrows, k0, kcnt, Ap,
+                                    rows);
                     // One batch element; the panels are whole vectors wide (zero-padded).
-                    brgemm_f32_args a{};
-                    a.K = kcnt;
+                    brgemm_args<E> a{};
+                    a.K = kpad;
                     a.nbatch = 1;
                     a.A = rows;
-                    a.aks = 1;
+                    a.aks = P;
                     a.B = &panel;
-                    a.ldb = NR;
+                    a.ldb = NR * P;
                     a.C = crows;
                     a.tail = W;
                     a.init = k0 == k_s ? ukernel_init::zero : ukernel_init::accumulate;
@@ -105,7 +130,7 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                     a.C16 = crows16;
                     a.stream = pl.stream_c && cuser;
                     for (dim_t np = 0; np < ncnt; np += NR) {
-                        panel = Bp + np * kcnt;
+                        panel = Bp + np * kpad;
                         const int nv = int(div_up(imin(NR, ncnt - np), W));
                         // f32 in place: the user's rows; else the f32 block, and for bf16/f16 in
                         // place the user's rows too (the last K block's results).
@@ -119,7 +144,10 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
                         }
                         // In place, the last vector is masked to the unit's columns.
                         a.tail = direct_c ? int(imin(NR, ncnt - np) - (nv - 1) * W) : W;
-                        call_f32_ukernel(int(nrows), nv, a);
+                        if constexpr (P == 2)
+                            call_bf16_ukernel(int(nrows), nv, a);
+                        else
+                            call_f32_ukernel(int(nrows), nv, a);
                     }
                 }
             }
@@ -155,3 +183,14 @@ void run_gemm(const gemm_plan &pl, const conv_args &args) {
         }
     });
 }
+
+void run_gemm(const gemm_plan &pl, const conv_args &args) {
+    gemm_schedule<float>(pl, args);
+}
+
+#ifdef CONVGRAD_UKERNEL_BF16
+/// bf16 problems on the bf16-pairs microkernel (vdpbf16ps, or the unit's emulation of it).
+void run_gemm_pairs(const gemm_plan &pl, const conv_args &args) {
+    gemm_schedule<uint16_t>(pl, args);
+}
+#endif
