@@ -231,9 +231,19 @@ static inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
         // Rows contiguous, k one stride apart (A a transposed view: NXC channels as rows, the
         // weight gradient's pixels on K): a transpose.
         transpose_u16(x + a.row[m] + a.col[k0], ks, kcnt, rows, buf, kpad);
-    } else {
-        for (dim_t r = 0; r < rows; ++r)
-            for (dim_t k = 0; k < kcnt; ++k) buf[r * kpad + k] = x[a.row[m + r] + a.col[k0 + k]];
+    } else {  // k in runs (an im2col row: a run of channels per tap), or none
+        for (dim_t r = 0; r < rows; ++r) {
+            const uint16_t *xr = x + a.row[m + r];
+            uint16_t *o = buf + r * kpad;
+            for (dim_t k = 0; k < kcnt;) {
+                const dim_t len = imin(a.col_run[k0 + k], kcnt - k);
+                if (len >= 4)
+                    std::memcpy(o + k, xr + a.col[k0 + k], size_t(len) * 2);
+                else
+                    for (dim_t e = k; e < k + len; ++e) o[e] = xr[a.col[k0 + e]];
+                k += len;
+            }
+        }
     }
     if (kcnt % 2)
         for (dim_t r = 0; r < rows; ++r) buf[r * kpad + kcnt] = 0;
