@@ -316,6 +316,38 @@ TEST(Bf16DotDispatch, GemmWeighsItselfAgainstTheBf16DirectKernel) {
                                                                     : "direct_brgemm:avx512");
 }
 
+// bf16 matrix products go to gemm_bf16dot (the GEMM schedule on vdpbf16ps) where its packers read
+// the operands by rows, transposes or the pair packer: the user's ConvTranspose3d 50 -> 1 and its
+// weight gradient (K = the batch). A weight gradient whose pixels on K are a strided view (a
+// ConvTranspose with stride 2 along w, random 101 of the bench: its pairs would be copied element
+// by element, 2.4x the f32 GEMM's time) is left to the f32 GEMM row, with the reason.
+TEST(Bf16DotDispatch, GemmPairsTakeMatrixProductsWhosePackersReadRuns) {
+    if (!isa_available(cpu_isa::avx512_bf16) || !fast_bf16_dot())
+        GTEST_SKIP() << "gemm_bf16dot is not dispatched here (no AVX512_BF16, a cap, or "
+                        "vdpbf16ps not faster than the f32 FMA)";
+    const impl_desc &pairs = inventory_row("gemm_bf16dot:avx512_bf16");
+    for (conv_direction dir : {conv_direction::bwd_data, conv_direction::bwd_weights}) {
+        conv_case c = base(dir, 3);  // the conv view of the ConvTranspose: src is the 28 x 28 side
+        c.mb = 200, c.icg = 1, c.ocg = 50;
+        set_axis(c, 1, 28, 28);
+        set_axis(c, 2, 28, 28);
+        c.dt = c.math = data_type::bf16;
+        EXPECT_EQ(pairs.why_not(make_problem(c)), "") << describe(c);
+        EXPECT_STREQ(dispatch(make_problem(c), effective_features(), false).impl->name,
+                     "gemm_bf16dot:avx512_bf16")
+            << describe(c);
+    }
+    conv_case c = base(conv_direction::bwd_weights, 2);
+    c.mb = 34, c.icg = 68, c.ocg = 6;
+    set_axis(c, 1, 11, 1);
+    set_axis(c, 2, 413, 1, 2);
+    c.dt = c.math = data_type::bf16;
+    const conv_problem p = make_problem(c);
+    ASSERT_EQ(gemm_why_not(p, 16, 32, 1.0), "") << "the f32 GEMM row's estimate no longer takes it";
+    EXPECT_NE(pairs.why_not(p).find("element by element"), std::string::npos) << pairs.why_not(p);
+    EXPECT_STREQ(dispatch(p, effective_features(), false).impl->name, "gemm:avx512");
+}
+
 // A bf16 output with contiguous channels (fwd's dst, bwd_data's diff_src) whose rows fill
 // their vectors is rounded in place by the microkernel, with no f32 copy to write, read back
 // and convert; short or ragged rows (21 channels), NCX outputs and f32 outputs under

@@ -628,6 +628,22 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     return pl;
 }
 
+std::string gemm_pairs_operands_why_not(const gemm_plan &pl) {
+    dim_t stride;
+    const bool a_rows =
+        pl.K == 0 || pl.a.col_run[0] >= pl.K ||
+        (pl.M > 0 && pl.a.row_run[0] >= pl.M && uniform_steps(pl.a.col, pl.K, stride));
+    if (!a_rows)
+        return "A (" + std::string(tensor_name(pl.a.t)) +
+               ") has k neither contiguous nor in even steps over contiguous rows: its bf16 pairs "
+               "would be copied element by element";
+    if (!uniform_steps(pl.b.row, pl.K, stride) || !uniform_steps(pl.b.col, pl.N, stride))
+        return "B (" + std::string(tensor_name(pl.b.t)) +
+               ") is not in even steps along k and n: its VNNI pairs would be packed element by "
+               "element";
+    return {};
+}
+
 std::string describe(const gemm_plan &pl) {
     auto name = [&](const gemm_operand &o) { return std::string(tensor_name(o.t)); };
     // C in the user's tensor when every column block is one run (gemm_c_in_place).

@@ -130,6 +130,20 @@ inline bool gemm_column_blocks_are_runs(const gemm_plan &pl) {
     return true;
 }
 
+/// Whether idx[0..n) steps by one constant `stride` (any stride when n <= 1: 0).
+inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
+    stride = n > 1 ? idx[1] - idx[0] : 0;
+    for (dim_t j = 2; j < n; ++j)
+        if (idx[j] - idx[j - 1] != stride) return false;
+    return true;
+}
+
+/// Empty when the bf16-pairs packers of the GEMM kernel (gemm_bf16dot) read the plan's operands
+/// by rows, transposes or the unit's pair packer: A with k contiguous, or with contiguous rows
+/// and k in even steps; B in even steps along both k and n. Else why not (they would copy
+/// element by element, slower than the f32 packers' runs and block transposes).
+std::string gemm_pairs_operands_why_not(const gemm_plan &pl);
+
 /// "C=src[P x I]*... lanes=..." description of the mapping a plan chose.
 std::string describe(const gemm_plan &pl);
 

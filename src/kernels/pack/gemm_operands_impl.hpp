@@ -198,22 +198,19 @@ static void gemm_prefill(const gemm_plan &pl, void *out, const float *bias) {
 // The operands of the bf16-pairs microkernel (gemm.hpp's schedule with E = uint16_t), bf16
 // bits copied as they are: A's rows with consecutive k side by side (a pair is one 32-bit
 // broadcast), B's panels as VNNI pairs [k / 2][ldn][2] (packed_formats.hpp). An odd count of k
-// is completed with zeros in both, so the last pair adds nothing.
+// is completed with zeros in both, so the last pair adds nothing. Only in the units with the
+// bf16 microkernel (16 lanes: transpose_u16 moves 16 x 16 blocks).
+#ifdef CONVGRAD_UKERNEL_BF16
+static_assert(vt::W == 16, "the bf16 pairs packers transpose 16 x 16 blocks");
 
-// Whether idx[0..n) steps by one constant `stride` (any stride when n <= 1: 0).
-static inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
-    stride = n > 1 ? idx[1] - idx[0] : 0;
-    for (dim_t j = 2; j < n; ++j)
-        if (idx[j] - idx[j - 1] != stride) return false;
-    return true;
-}
+// (uniform_steps: gemm_plan.hpp.)
 
 // The rows of one register tile of A (rows [m, m + rows), k [k0, k0 + kcnt)) as row pointers:
 // into the user's tensor when k is contiguous and kcnt even (its pairs are there already), else
 // into `buf`, rows of kcnt rounded up to even ([r][k], the odd last pair's second half zero).
-[[maybe_unused]] static void gemm_rows_a_pairs(const gemm_plan &pl, const void *base, dim_t goff,
-                                               dim_t m, dim_t rows, dim_t k0, dim_t kcnt,
-                                               uint16_t *buf, const uint16_t **ptr) {
+static void gemm_rows_a_pairs(const gemm_plan &pl, const void *base, dim_t goff, dim_t m,
+                              dim_t rows, dim_t k0, dim_t kcnt, uint16_t *buf,
+                              const uint16_t **ptr) {
     const gemm_operand &a = pl.a;
     const uint16_t *x = static_cast<const uint16_t *>(base) + goff;
     const dim_t kpad = kcnt + kcnt % 2;
@@ -253,9 +250,8 @@ static inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
 // even / 2][ldn][2], columns ncnt..ldn zero. Rows and columns one stride apart each (every
 // layout of the weights and of dense data) go through the unit's pair packer, which interleaves
 // contiguous rows and transposes 32-bit words where k is contiguous; the rest element by element.
-[[maybe_unused]] static void gemm_pack_b_pairs(const gemm_plan &pl, const void *base, dim_t goff,
-                                               dim_t k0, dim_t kcnt, dim_t n0, dim_t ncnt,
-                                               dim_t ldn, uint16_t *out) {
+static void gemm_pack_b_pairs(const gemm_plan &pl, const void *base, dim_t goff, dim_t k0,
+                              dim_t kcnt, dim_t n0, dim_t ncnt, dim_t ldn, uint16_t *out) {
     const gemm_operand &b = pl.b;
     dim_t ks, ns;
     if (uniform_steps(b.row + k0, kcnt, ks) && uniform_steps(b.col + n0, ncnt, ns)) {
@@ -276,3 +272,4 @@ static inline bool uniform_steps(const dim_t *idx, dim_t n, dim_t &stride) {
         for (dim_t n = 2 * ncnt; n < 2 * ldn; ++n) o[n] = 0;
     }
 }
+#endif  // CONVGRAD_UKERNEL_BF16

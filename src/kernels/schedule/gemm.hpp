@@ -156,9 +156,9 @@ static void gemm_schedule(const gemm_plan &pl, const conv_args &args) {
                 gemm_store(pl, args.out, g, m0, mcnt, n0, ncnt, Cb, nc_pad, biasp);
                 continue;
             }
-            float *P = partial.p + part * gmn + g * pl.M * pl.N;
+            float *part_c = partial.p + part * gmn + g * pl.M * pl.N;
             for (dim_t r = 0; r < mcnt; ++r)
-                std::memcpy(P + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
+                std::memcpy(part_c + (m0 + r) * pl.N + n0, Cb + r * nc_pad,
                             size_t(ncnt) * sizeof(float));
         }
         if (pl.stream_c) vt::stream_fence();  // the streamed stores land before the join
