@@ -121,16 +121,14 @@ template <direct_run_fn run, register_tile t>
 std::unique_ptr<kernel> grouped_pairs(const conv_problem &p) {
     return make_grouped_pairs_kernel(p, t, run);
 }
-std::unique_ptr<kernel> grouped_pairs_emulated(const conv_problem &p) {
-    return isa_available(cpu_isa::avx512) ? grouped_pairs<avx512::run_grouped_pairs, zmm_tile>(p)
-                                          : grouped_pairs<avx512_emu::run_grouped_pairs, zmm_tile>(p);
-}
 
-// vdpbf16ps emulated: in AVX-512F where the machine has it (checked bit for bit against the
-// native instruction), else in plain C++.
-std::unique_ptr<kernel> bf16dot_emulated(const conv_problem &p) {
-    return isa_available(cpu_isa::avx512) ? bf16dot<avx512::run_bf16dot, zmm_tile>(p)
-                                          : bf16dot<avx512_emu::run_bf16dot, zmm_tile>(p);
+// A vdpbf16ps kernel emulated: in AVX-512F where the machine has it (checked bit for bit against
+// the native instruction), else in plain C++. (The rows of direct_bf16dot, grouped_pairs and
+// gemm_bf16dot.)
+using create_fn = std::unique_ptr<kernel> (*)(const conv_problem &);
+template <create_fn on_avx512, create_fn in_cpp>
+std::unique_ptr<kernel> vdpbf16ps_emulated(const conv_problem &p) {
+    return isa_available(cpu_isa::avx512) ? on_avx512(p) : in_cpp(p);
 }
 
 // The GEMM kernel can compute every matrix product; dispatch also asks its cost estimate.
@@ -159,11 +157,6 @@ std::string gemm_pairs_why_not(const conv_problem &p) {
         why = gemm_pairs_operands_why_not(make_gemm_plan(p, zmm_tile.vlen, zmm_tile.nregs, tables));
     }
     return why;
-}
-// vdpbf16ps emulated, as bf16dot_emulated.
-std::unique_ptr<kernel> gemm_pairs_emulated(const conv_problem &p) {
-    return isa_available(cpu_isa::avx512) ? gemm<avx512::run_gemm_pairs, zmm_tile>(p)
-                                          : gemm<avx512_emu::run_gemm_pairs, zmm_tile>(p);
 }
 
 // Order: the depthwise kernels first (NCX planes with pixels on the lanes; channels on the lanes,
@@ -225,7 +218,9 @@ const std::vector<impl_desc> &table() {
          .cannot = grouped_pairs_cannot,
          .why_not = grouped_pairs_why_not,
          .create = grouped_pairs<avx512_bf16::run_grouped_pairs, zmm_tile>,
-         .create_emulated = grouped_pairs_emulated,
+         .create_emulated =
+             vdpbf16ps_emulated<grouped_pairs<avx512::run_grouped_pairs, zmm_tile>,
+                                grouped_pairs<avx512_emu::run_grouped_pairs, zmm_tile>>,
          .emulation_isa = cpu_isa::avx2,
          .guards_padded_taps = {conv_direction::fwd, conv_direction::bwd_data}},
         {.name = "grouped_lanes:avx512",
@@ -301,7 +296,8 @@ const std::vector<impl_desc> &table() {
          .cannot = gemm_pairs_cannot,
          .why_not = gemm_pairs_why_not,
          .create = gemm<avx512_bf16::run_gemm_pairs, zmm_tile>,
-         .create_emulated = gemm_pairs_emulated,
+         .create_emulated = vdpbf16ps_emulated<gemm<avx512::run_gemm_pairs, zmm_tile>,
+                                               gemm<avx512_emu::run_gemm_pairs, zmm_tile>>,
          .emulation_isa = cpu_isa::avx2,
          .guards_padded_taps = {conv_direction::bwd_data}},
         {.name = "gemm:avx512",
@@ -339,7 +335,8 @@ const std::vector<impl_desc> &table() {
          .cannot = bf16dot_cannot,
          .why_not = bf16dot_why_not,
          .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
-         .create_emulated = bf16dot_emulated,
+         .create_emulated = vdpbf16ps_emulated<bf16dot<avx512::run_bf16dot, zmm_tile>,
+                                               bf16dot<avx512_emu::run_bf16dot, zmm_tile>>,
          .emulation_isa = cpu_isa::avx2},
 
         {.name = "direct_brgemm:avx512",

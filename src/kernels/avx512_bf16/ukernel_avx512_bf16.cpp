@@ -39,7 +39,8 @@ namespace convgrad::detail::avx512_bf16 {
 #include "kernels/pack/gemm_operands_impl.hpp"
 #include "kernels/schedule/gather.hpp"
 #include "kernels/schedule/bwd_weights.hpp"
-#include "kernels/schedule/gemm.hpp"  // (run_gemm_pairs; its f32 run_gemm is the AVX-512 unit's)
+#define CONVGRAD_GEMM_PAIRS_ONLY  // (run_gemm_pairs only; the f32 run_gemm is the AVX-512 unit's)
+#include "kernels/schedule/gemm.hpp"
 #include "kernels/common/data_operands.hpp"
 #include "kernels/common/bf16dot_conv_impl.hpp"
 #include "kernels/common/grouped_reduce.hpp"

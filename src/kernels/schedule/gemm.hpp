@@ -184,9 +184,11 @@ static void gemm_schedule(const gemm_plan &pl, const conv_args &args) {
     });
 }
 
+#ifndef CONVGRAD_GEMM_PAIRS_ONLY  // (the AVX512_BF16 unit: its f32 run_gemm is the AVX-512 one's)
 void run_gemm(const gemm_plan &pl, const conv_args &args) {
     gemm_schedule<float>(pl, args);
 }
+#endif
 
 #ifdef CONVGRAD_UKERNEL_BF16
 /// bf16 problems on the bf16-pairs microkernel (vdpbf16ps, or the unit's emulation of it).
