@@ -128,10 +128,12 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         // per image: measured, NCX f32 3-D U-Net up-convolution's data gradient, 2 threads,
         // copying each chunk's input rows too made the chunks a third as big and the layer 5-10%
         // slower). Else the input's: the rows the chunk's windows read (at most the span of R
-        // rows' windows unclipped by the padding; direct_input_rows gives each chunk's), within
-        // the budget, like a chunk of images (measured, f16, 2 threads: 3-D U-Net's
-        // up-convolution data gradient, whose 8 MB image copy had gone through memory, 3.93 ms
-        // on the GEMM kernel -> 3.72 on the direct kernel by rows).
+        // rows' windows unclipped by the padding; direct_input_rows gives each chunk's). Each
+        // thread then copies and gathers its own chunks alone (gather_by_rows), so a chunk's
+        // copy is within a share of one thread's L2 (direct_private_rows_share). (Measured, f16,
+        // 2 threads, when the chunks were still shared: 3-D U-Net's up-convolution data
+        // gradient, whose 8 MB image copy had gone through memory, 3.93 ms on the GEMM kernel ->
+        // 3.72 on the direct kernel by rows.)
         d.in_rows_copied = !out_copied;
         const double slice_bytes = 4.0 * (out_copied ? slice(out_sp, fwd ? p.oc() : p.ic())
                                                      : slice(in_sp, fwd ? p.ic() : p.oc()));
@@ -142,7 +144,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
                                        : std::floor((double(R - 1) + span) / double(p.s[X])) + 2.0;
             return std::min(in_rows, double(in_sp[X])) * slice_bytes;
         };
-        const double budget = out_copied ? chunk_bytes / 2 : chunk_bytes;
+        const double budget =
+            out_copied ? chunk_bytes / 2 : direct_private_rows_share * double(caches.l2);
         // The most rows within the budget (bytes grows with R), fewer than the image's.
         dim_t lo = 0, hi = out_sp[X] - 1;
         while (lo < hi) {
@@ -152,17 +155,22 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             else
                 hi = mid - 1;
         }
-        // A chunk of input rows must still give each thread several units of register tiles (4,
-        // as the gather's split wants): FCN's x8 upsampling's data gradient, 64 output pixels per
-        // row reading 16 rows of 520, fit one row per chunk and ran 1.4x slower than whole
-        // images, its 11 tiles split 8 / 3 over 2 threads.
-        const dim_t n_lanes = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
-        const int nv =
-            int(std::clamp<dim_t>((n_lanes + vlen - 1) / vlen, 1, direct_block_nv(d, n_lanes)));
-        const double min_pixels = 4.0 * d.nthr * gather_tiles_per_unit * d.max_m[nv];
-        const double row_pixels = slice(out_sp, 1);
-        if (lo >= 1 && (out_copied || double(lo) * row_pixels >= min_pixels)) {
+        if (lo >= 1 && out_copied) {
             d.out_rows_per_chunk = balanced_chunk(out_sp[X], lo);
+            d.out_row_axis = X;
+        } else if (lo >= 1) {
+            // Each thread's share is whole chunks: of the chunk counts from the fewest within the
+            // budget up to 4 per thread more, the one whose busiest thread computes the fewest
+            // rows (the fewest chunks of those). U-Net's up-convolution, 32 rows within chunks of
+            // 6: 6 chunks gave one thread 18 rows, 8 chunks of 4 give each 16.
+            const dim_t n = out_sp[X], c0 = (n + lo - 1) / lo, T = d.nthr;
+            dim_t best = lo, best_rows = 0;
+            for (dim_t c = c0; c < c0 + 4 * T; ++c) {
+                const dim_t r = (n + c - 1) / c, chunks = (n + r - 1) / r;
+                const dim_t rows = (chunks + T - 1) / T * r;
+                if (best_rows == 0 || rows < best_rows) best = r, best_rows = rows;
+            }
+            d.out_rows_per_chunk = best;
             d.out_row_axis = X;
         } else {
             d.in_rows_copied = false;

@@ -16,9 +16,9 @@ namespace convgrad::detail {
 
 struct direct_plan {
     conv_problem p;
-    int vlen;           // floats per vector of the ISA
-    int max_nv;         // vectors per register tile along the channel (N) axis
-    int max_m[5];       // register-tile rows for 1..4 vectors (index = vectors)
+    int vlen;      // floats per vector of the ISA
+    int max_nv;    // vectors per register tile along the channel (N) axis
+    int max_m[5];  // register-tile rows for 1..4 vectors (index = vectors)
     // Whether each user tensor is used in place (f32 with contiguous channels) or copied into a
     // dense channels-last f32 scratch buffer (other layouts, bf16/f16).
     bool src_direct, dst_direct;
@@ -29,7 +29,7 @@ struct direct_plan {
     // its register tiles in place the same way, and so does the vdpbf16ps kernel's gather.
     // Only for the kernels that asked for it (make_direct_plan).
     bool out_rounded_in_kernel;
-    int nthr;           // threads the work is split over (fixed: results do not depend on timing)
+    int nthr;  // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
     // bwd_weights: when one row of src and diff_dst is beyond that L2 budget (a long 1-D
     // signal), its output pixels are reduced this many at a time: every tap and block of
@@ -51,7 +51,8 @@ struct direct_plan {
     // out_rows_per_chunk rows of the output at a time along its spatial axis out_row_axis
     // (direct_out_row_axis): a copied output's copy holds only the chunk's rows (the input's
     // copy, if any, is made per image); else (in_rows_copied) the input's copy holds only the
-    // rows the chunk's windows read (direct_input_rows). 0: whole images.
+    // rows the chunk's windows read (direct_input_rows), each thread copying and computing its
+    // own contiguous share of the chunks. 0: whole images.
     dim_t out_rows_per_chunk;
     int out_row_axis;
     bool in_rows_copied;
@@ -86,8 +87,17 @@ struct direct_plan {
 };
 
 /// The gather (kernels/schedule/gather.hpp) hands its register tiles to the threads in units of
-/// this many; the plan keeps enough units in a chunk of rows to split.
+/// this many.
 inline constexpr int gather_tiles_per_unit = 8;
+
+/// fwd, bwd_data by rows with only the input copied (direct_plan::in_rows_copied): each thread
+/// copies the input rows of its own chunks into its own scratch, within this share of its L2
+/// (the rest holds the chunks of packed weights and the output lines it writes). Measured on
+/// Zen 5, f16, 2 threads, three alternated suite runs: against half of the L2, FCN's x8
+/// upsampling's data gradient (16 input rows of 520 pixels, 700 KB, per output row) fits one
+/// output row a chunk instead of falling back to a whole-image copy through memory (38 -> 4.5
+/// ms); the other layers by rows within the noise, all fwd and bwd_data runs 1.07x.
+inline constexpr double direct_private_rows_share = 0.75;
 
 // Vectors per register tile along N (the plan's max_nv). With 32 registers, 4: a 6 x 4 tile, 24
 // accumulators, 10 loads per 24 FMAs. With 16 (AVX2, SSE2), 2: a 6 x 2 tile, 12 accumulators, 8
@@ -95,7 +105,9 @@ inline constexpr int gather_tiles_per_unit = 8;
 // AVX2 (Zen 3, 2 threads, 33 suite layer-ops, best of 3 alternated runs): 1.20x faster with 2,
 // 27 of 33 faster, up to 1.77x (ResNet-50's 3x3 stride-2 forward); 3 (4 x 3 tiles, with tails on
 // 64 or 128 channels) gained less in a first comparison (1.14x against 1.22x).
-inline constexpr int direct_max_nv(int nregs) { return nregs >= 32 ? 4 : 2; }
+inline constexpr int direct_max_nv(int nregs) {
+    return nregs >= 32 ? 4 : 2;
+}
 
 /// Vectors per channel block of a gather whose C side has `c_chan` channels per group: the
 /// plan's max_nv, except that C sides of 3 vectors with 16 registers (AVX2's 17-24 channels)

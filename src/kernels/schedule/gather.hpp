@@ -475,14 +475,15 @@ static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, di
     return sp;
 }
 
-// Runs several gathers (the stride phases of bwd_data; one for fwd) in one parallel region:
-// the work of all of them is split statically over the threads, by cost: an item of a gather
-// weighs its taps times K (the products of a tile) plus one (its store), so a phase that no tap
-// reaches, whose tiles only store zeros, is not a share of the work. (Split by item count, a
-// 1x1 stride-2 data gradient, one phase of products and three of zeros, gave the products to
-// one thread of two.) (threading/parallel.hpp: weighted_share.)
+// Runs several gathers (the stride phases of bwd_data; one for fwd): thread ithr of nt takes its
+// share of the work of all of them, split statically by cost: an item of a gather weighs its
+// taps times K (the products of a tile) plus one (its store), so a phase that no tap reaches,
+// whose tiles only store zeros, is not a share of the work. (Split by item count, a 1x1
+// stride-2 data gradient, one phase of products and three of zeros, gave the products to one
+// thread of two.) (threading/parallel.hpp: weighted_share.) With nt = 1, the calling thread
+// computes all of it (gather_by_rows: each thread's own chunks of rows).
 template <typename E, typename CE>
-static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
+static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, int nt) {
     const direct_plan &pl = *jobs[0].pl;
     const conv_problem &p = pl.p;
     const int mt = gather_rows(pl, jobs[0].c_chan);
@@ -504,53 +505,57 @@ static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     if (total == 0) return;
-    parallel(pl.nthr, [&](int ithr, int nt) {
-        const dim_t slots = dim_t(tiles_per_unit) * max_taps;
-        scratch ptrs(2 * (slots * mt + slots + 2 * tiles_per_unit * mt) + tiles_per_unit + 16);
-        gather_tables<E, CE> tb;
-        tb.A = reinterpret_cast<const E **>(ptrs.p);
-        tb.B = tb.A + slots * mt;
-        tb.C = reinterpret_cast<CE **>(const_cast<E **>(tb.B + slots));
-        tb.acc = reinterpret_cast<float **>(tb.C + tiles_per_unit * mt);
-        tb.nbat = reinterpret_cast<int *>(tb.acc + tiles_per_unit * mt);
-        // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
-        const dim_t acc_row = blk * W;
-        scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
-        scratch shared(2 * dim_t(max_taps) + tiles_per_unit + 16);
-        tb.boff = reinterpret_cast<dim_t *>(shared.p);
-        tb.shared_rows = reinterpret_cast<bool *>(tb.boff + max_taps);
-        for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
-            tb.acc[r] = acc.p + r * acc_row;
-        weighted_share share = weighted_share_of(total, nt, ithr);
-        bool streamed = false;
-        for (dim_t c = 0; c < njobs && share.base < share.hi; ++c) {
-            const gather_job<E, CE> &j = jobs[c];
-            const dim_t nunits = units_of(j);
-            const gather_split sp = gather_split_of(j, nunits, nblocks);
-            dim_t ls, le;
-            weighted_next(share, gather_items(sp, p.g), weight_of(j), ls, le);
-            if (ls < le) {
-                // K chunk: the taps x K x (block width) panel of weights within the plan's L1
-                // budget (all of K while the whole panel fits its L2 budget), a multiple of 16
-                // channels, so each chunk reads whole cache lines of f32 A rows. All of K, too,
-                // when fewer than 32 channels of the panel fit L1 (9 taps of 64 channels: f32 or
-                // bf16; 4 taps of 64 in f32): such chunks are short calls that reread C, and read
-                // each tile's A rows (pixels 512 or 1024 bytes apart at 128 channels) a line or
-                // half a line per pixel, into a few of L1's sets. Zen 4, 2 threads, 4 alternated
-                // runs, medians: ResNet-50's stride-2 3x3 forward 15.8 -> 10.3 ms in f32 and
-                // 7.2 -> 5.0 in bf16, its 3x3 layers 1.02-1.18x, DeepLab's ASPP 1.06-1.2x,
-                // DCGAN's ConvTranspose in f32 1.14x (chunks of 16 channels before).
-                const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, blk * W) * dim_t(sizeof(E));
-                const dim_t K = j.K;
-                const dim_t fit = pl.gather_panel / imax(row_bytes, 1) / 16 * 16;
-                const dim_t kc = K * row_bytes <= pl.gather_whole_k || fit < 32 ? imax(K, 1) : fit;
-                // The plan's streamed output, where each C vector is stored once: all of K in
-                // one chunk (the fence below orders the stores before the join).
-                const bool stream = pl.stream_output && kc >= imax(K, 1);
-                streamed |= stream;
-                gather_run(j, ls, le, sp, kc, stream, tb);
-            }
+    const dim_t slots = dim_t(tiles_per_unit) * max_taps;
+    scratch ptrs(2 * (slots * mt + slots + 2 * tiles_per_unit * mt) + tiles_per_unit + 16);
+    gather_tables<E, CE> tb;
+    tb.A = reinterpret_cast<const E **>(ptrs.p);
+    tb.B = tb.A + slots * mt;
+    tb.C = reinterpret_cast<CE **>(const_cast<E **>(tb.B + slots));
+    tb.acc = reinterpret_cast<float **>(tb.C + tiles_per_unit * mt);
+    tb.nbat = reinterpret_cast<int *>(tb.acc + tiles_per_unit * mt);
+    // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
+    const dim_t acc_row = blk * W;
+    scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
+    scratch shared(2 * dim_t(max_taps) + tiles_per_unit + 16);
+    tb.boff = reinterpret_cast<dim_t *>(shared.p);
+    tb.shared_rows = reinterpret_cast<bool *>(tb.boff + max_taps);
+    for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
+        tb.acc[r] = acc.p + r * acc_row;
+    weighted_share share = weighted_share_of(total, nt, ithr);
+    bool streamed = false;
+    for (dim_t c = 0; c < njobs && share.base < share.hi; ++c) {
+        const gather_job<E, CE> &j = jobs[c];
+        const dim_t nunits = units_of(j);
+        const gather_split sp = gather_split_of(j, nunits, nblocks);
+        dim_t ls, le;
+        weighted_next(share, gather_items(sp, p.g), weight_of(j), ls, le);
+        if (ls < le) {
+            // K chunk: the taps x K x (block width) panel of weights within the plan's L1
+            // budget (all of K while the whole panel fits its L2 budget), a multiple of 16
+            // channels, so each chunk reads whole cache lines of f32 A rows. All of K, too,
+            // when fewer than 32 channels of the panel fit L1 (9 taps of 64 channels: f32 or
+            // bf16; 4 taps of 64 in f32): such chunks are short calls that reread C, and read
+            // each tile's A rows (pixels 512 or 1024 bytes apart at 128 channels) a line or
+            // half a line per pixel, into a few of L1's sets. Zen 4, 2 threads, 4 alternated
+            // runs, medians: ResNet-50's stride-2 3x3 forward 15.8 -> 10.3 ms in f32 and
+            // 7.2 -> 5.0 in bf16, its 3x3 layers 1.02-1.18x, DeepLab's ASPP 1.06-1.2x,
+            // DCGAN's ConvTranspose in f32 1.14x (chunks of 16 channels before).
+            const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, blk * W) * dim_t(sizeof(E));
+            const dim_t K = j.K;
+            const dim_t fit = pl.gather_panel / imax(row_bytes, 1) / 16 * 16;
+            const dim_t kc = K * row_bytes <= pl.gather_whole_k || fit < 32 ? imax(K, 1) : fit;
+            // The plan's streamed output, where each C vector is stored once: all of K in
+            // one chunk (the fence below orders the stores before the join).
+            const bool stream = pl.stream_output && kc >= imax(K, 1);
+            streamed |= stream;
+            gather_run(j, ls, le, sp, kc, stream, tb);
         }
-        if (streamed) vt::stream_fence();
-    });
+    }
+    if (streamed) vt::stream_fence();
+}
+
+// All of the gathers' work, split over the plan's threads.
+template <typename E, typename CE>
+static void gather_parallel(const gather_job<E, CE> *jobs, dim_t njobs) {
+    parallel(jobs[0].pl->nthr, [&](int ithr, int nt) { gather_share(jobs, njobs, ithr, nt); });
 }
