@@ -11,9 +11,11 @@
 //   - equal to the reference (small integers: sums are exact).
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <numeric>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "core/resolve.hpp"
 #include "kernels/common/direct_plan.hpp"
@@ -35,6 +37,16 @@ namespace avx512_emu {
 void run_direct(const direct_plan &pl, const conv_args &args);
 void run_grouped(const direct_plan &pl, const conv_args &args);
 }  // namespace avx512_emu
+// The vdpbf16ps kernel (direct_bf16dot): native, emulated on AVX-512F, emulated in plain C++.
+namespace avx512_bf16 {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
+namespace avx512 {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
+namespace avx512_emu {
+void run_bf16dot(const direct_plan &pl, const conv_args &args);
+}
 }  // namespace convgrad::detail
 
 namespace convgrad {
@@ -48,6 +60,7 @@ struct direct_unit {
     int vlen, nregs;
     void (*run)(const detail::direct_plan &, const detail::conv_args &);
     void (*run_grouped)(const detail::direct_plan &, const detail::conv_args &);  // or null
+    bool bf16_only = false;  // the vdpbf16ps kernel: bf16 cases only
 };
 const direct_unit units[] = {
     {"avx512", detail::cpu_isa::avx512, 16, 32, detail::avx512::run_direct,
@@ -57,6 +70,14 @@ const direct_unit units[] = {
     // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
     {"avx512_emulated", detail::cpu_isa::avx2, 16, 32, detail::avx512_emu::run_direct,
      detail::avx512_emu::run_grouped}};
+// The vdpbf16ps kernel's gather (bf16 cases only), on the same plans.
+const direct_unit bf16dot_units[] = {
+    {"direct_bf16dot", detail::cpu_isa::avx512_bf16, 16, 32, detail::avx512_bf16::run_bf16dot,
+     nullptr, true},
+    {"direct_bf16dot emulated on AVX-512F", detail::cpu_isa::avx512, 16, 32,
+     detail::avx512::run_bf16dot, nullptr, true},
+    {"direct_bf16dot emulated in C++", detail::cpu_isa::avx2, 16, 32,
+     detail::avx512_emu::run_bf16dot, nullptr, true}};
 
 struct stream_case {
     const char *what;
@@ -434,10 +455,15 @@ TEST(NcxStreaming, GatherInChunksOfChannelsMatchesOneChunk) {
                                     {1, 1},
                                     {1, 1},
                                     data_type::f16}};
-    int runs = 0;
-    for (const direct_unit &u : units) {
+    // (The vdpbf16ps gather's chunks are of at least 64 channels, two lines of a bf16 row: its
+    // panel of 9 taps x 48 columns gives 70 channels as 64 and 6 with a 64 KiB budget.)
+    std::vector<direct_unit> all(std::begin(units), std::end(units));
+    all.insert(all.end(), std::begin(bf16dot_units), std::end(bf16dot_units));
+    int runs = 0, bf16dot_runs = 0;
+    for (const direct_unit &u : all) {
         if (!detail::isa_available(u.isa)) continue;
         for (const stream_case &c : chunked) {
+            if (u.bf16_only && c.dt != data_type::bf16) continue;
             prepared pr = prepare(c, layout::nxc, true);
             for (bool rounded : {false, true}) {
                 const std::vector<double> want = run_direct(u, pr, 2, 0, false, 0, rounded);
@@ -447,11 +473,13 @@ TEST(NcxStreaming, GatherInChunksOfChannelsMatchesOneChunk) {
                     ASSERT_EQ(got, want) << u.name << " " << c.what << " panel " << panel
                                          << (rounded ? " rounded in place" : "");
                     ++runs;
+                    bf16dot_runs += u.bf16_only;
                 }
             }
         }
     }
     EXPECT_GT(runs, 0);
+    EXPECT_GT(bf16dot_runs, 0) << "the vdpbf16ps gather runs at least emulated";
 }
 
 // Prefetching the next tile's rows in one-tap gathers (the plan's choice by CPU) changes no bit:

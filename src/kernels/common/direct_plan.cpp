@@ -252,7 +252,7 @@ std::string describe(const direct_plan &pl) {
             (pl.prefetch_next_rows ? " one-tap rows prefetched" : "") + " k_chunk: whole K up to " +
             std::to_string(pl.gather_whole_k / 1024) + "KiB of weights panel, else " +
             std::to_string(pl.gather_panel / 1024) +
-            "KiB chunks (if 32 channels fit them); blocks over bands of A up to " +
+            "KiB chunks (if two lines of A rows fit them); blocks over bands of A up to " +
             std::to_string(pl.gather_band / 1024) + "KiB";
     const bool fwd = p.dir == conv_direction::fwd;
     auto how = [&](bool direct, bool out) {

@@ -59,7 +59,7 @@ struct direct_plan {
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles (all of K when fewer
-    // than 32 channels fit gather_panel).
+    // channels than two lines of an A row, 32 f32 or 64 bf16, fit gather_panel).
     dim_t gather_whole_k, gather_panel;
     // The gather runs a group's channel blocks innermost (each unit of register tiles over
     // every block while its A rows stay in L1) while the group's packed weights, all blocks,

@@ -116,6 +116,15 @@ static inline void call_ukernel(int m, int nv, const brgemm_bf16_args &a) {
 // the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
 constexpr int tiles_per_unit = gather_tiles_per_unit;  // (direct_plan.hpp: the plan sizes by it)
 
+// The fewest channels of a K chunk of the gather (gather_share): two cache lines of an A row,
+// 32 f32 channels or 64 bf16 ones. (In channels, 32 for both, bf16 chunks of 32 channels read
+// one line of each row per tap and call. Zen 5, bf16, 2 threads, min of 3 alternated runs:
+// ResNet-50's stride-2 3x3 forward 3.85 -> 2.64 ms, its res4 3x3 forward and data gradient
+// 2.70 -> 2.34 and 2.71 -> 2.38, DeepLab's ASPP 1.64 -> 1.45 and 1.67 -> 1.45; whole K now,
+// its 147 KB panel read from L2. The other 3x3 and 4x4 layers within 1%.)
+template <typename E>
+constexpr dim_t gather_min_chunk = 128 / dim_t(sizeof(E));
+
 template <typename E, typename CE>
 struct gather_tables {
     const E **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
@@ -533,17 +542,19 @@ static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, i
             // K chunk: the taps x K x (block width) panel of weights within the plan's L1
             // budget (all of K while the whole panel fits its L2 budget), a multiple of 16
             // channels, so each chunk reads whole cache lines of f32 A rows. All of K, too,
-            // when fewer than 32 channels of the panel fit L1 (9 taps of 64 channels: f32 or
-            // bf16; 4 taps of 64 in f32): such chunks are short calls that reread C, and read
-            // each tile's A rows (pixels 512 or 1024 bytes apart at 128 channels) a line or
-            // half a line per pixel, into a few of L1's sets. Zen 4, 2 threads, 4 alternated
-            // runs, medians: ResNet-50's stride-2 3x3 forward 15.8 -> 10.3 ms in f32 and
-            // 7.2 -> 5.0 in bf16, its 3x3 layers 1.02-1.18x, DeepLab's ASPP 1.06-1.2x,
+            // when fewer channels of the panel than two lines of an A row fit L1
+            // (gather_min_chunk: 9 taps of 64 channels, f32 or bf16; 4 taps of 64 in f32):
+            // such chunks are short calls that reread C, and read each tile's A rows (pixels
+            // 512 or 1024 bytes apart at 128 channels) a line or less per pixel, into a few of
+            // L1's sets, each tap's first steps waiting on its rows' misses. Zen 4, 2 threads,
+            // 4 alternated runs, medians: ResNet-50's stride-2 3x3 forward 15.8 -> 10.3 ms in
+            // f32 and 7.2 -> 5.0 in bf16, its 3x3 layers 1.02-1.18x, DeepLab's ASPP 1.06-1.2x,
             // DCGAN's ConvTranspose in f32 1.14x (chunks of 16 channels before).
             const dim_t row_bytes = dim_t(j.ntaps) * imin(j.ldn, blk * W) * dim_t(sizeof(E));
             const dim_t K = j.K;
             const dim_t fit = pl.gather_panel / imax(row_bytes, 1) / 16 * 16;
-            const dim_t kc = K * row_bytes <= pl.gather_whole_k || fit < 32 ? imax(K, 1) : fit;
+            const dim_t kc =
+                K * row_bytes <= pl.gather_whole_k || fit < gather_min_chunk<E> ? imax(K, 1) : fit;
             // The plan's streamed output, where each C vector is stored once: all of K in
             // one chunk (the fence below orders the stores before the join).
             const bool stream = pl.stream_output && kc >= imax(K, 1);
