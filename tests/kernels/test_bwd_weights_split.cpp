@@ -21,34 +21,10 @@
 #include "convgrad/threads.hpp"
 #include "core/resolve.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/direct_entry_points.hpp"
 #include "util/aligned_bytes.hpp"
 #include "util/conv_geometry.hpp"
 #include "util/kernel_check.hpp"
-
-namespace convgrad::detail {
-namespace sse2 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-}
-namespace avx2 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512_emu {
-void run_direct(const direct_plan &pl, const conv_args &args);
-}
-// The vdpbf16ps kernel (direct_bf16dot): native, emulated on AVX-512F, emulated in plain C++.
-namespace avx512_bf16 {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512 {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512_emu {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-}  // namespace convgrad::detail
 
 namespace convgrad {
 namespace {

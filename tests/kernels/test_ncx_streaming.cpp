@@ -19,35 +19,8 @@
 
 #include "core/resolve.hpp"
 #include "kernels/common/direct_plan.hpp"
+#include "kernels/direct_entry_points.hpp"
 #include "util/kernel_check.hpp"
-
-namespace convgrad::detail {
-namespace sse2 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-}
-namespace avx2 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-}  // namespace avx2
-namespace avx512 {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-}  // namespace avx512
-namespace avx512_emu {
-void run_direct(const direct_plan &pl, const conv_args &args);
-void run_grouped(const direct_plan &pl, const conv_args &args);
-}  // namespace avx512_emu
-// The vdpbf16ps kernel (direct_bf16dot): native, emulated on AVX-512F, emulated in plain C++.
-namespace avx512_bf16 {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512 {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-namespace avx512_emu {
-void run_bf16dot(const direct_plan &pl, const conv_args &args);
-}
-}  // namespace convgrad::detail
 
 namespace convgrad {
 namespace {
