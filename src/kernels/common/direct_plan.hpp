@@ -16,9 +16,9 @@ namespace convgrad::detail {
 
 struct direct_plan {
     conv_problem p;
-    int vlen;      // floats per vector of the ISA
-    int max_nv;    // vectors per register tile along the channel (N) axis
-    int max_m[5];  // register-tile rows for 1..4 vectors (index = vectors)
+    int vlen;           // floats per vector of the ISA
+    int max_nv;         // vectors per register tile along the channel (N) axis
+    int max_m[5];       // register-tile rows for 1..4 vectors (index = vectors)
     // Whether each user tensor is used in place (f32 with contiguous channels) or copied into a
     // dense channels-last f32 scratch buffer (other layouts, bf16/f16).
     bool src_direct, dst_direct;
@@ -29,7 +29,7 @@ struct direct_plan {
     // its register tiles in place the same way, and so does the vdpbf16ps kernel's gather.
     // Only for the kernels that asked for it (make_direct_plan).
     bool out_rounded_in_kernel;
-    int nthr;  // threads the work is split over (fixed: results do not depend on timing)
+    int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
     // bwd_weights: when one row of src and diff_dst is beyond that L2 budget (a long 1-D
     // signal), its output pixels are reduced this many at a time: every tap and block of
@@ -105,9 +105,7 @@ inline constexpr double direct_private_rows_share = 0.75;
 // AVX2 (Zen 3, 2 threads, 33 suite layer-ops, best of 3 alternated runs): 1.20x faster with 2,
 // 27 of 33 faster, up to 1.77x (ResNet-50's 3x3 stride-2 forward); 3 (4 x 3 tiles, with tails on
 // 64 or 128 channels) gained less in a first comparison (1.14x against 1.22x).
-inline constexpr int direct_max_nv(int nregs) {
-    return nregs >= 32 ? 4 : 2;
-}
+inline constexpr int direct_max_nv(int nregs) { return nregs >= 32 ? 4 : 2; }
 
 /// Vectors per channel block of a gather whose C side has `c_chan` channels per group: the
 /// plan's max_nv, except that C sides of 3 vectors with 16 registers (AVX2's 17-24 channels)

@@ -114,7 +114,7 @@ static inline void call_ukernel(int m, int nv, const brgemm_bf16_args &a) {
 // Tiles are handled in groups of `tiles_per_unit`. When a tap-by-K panel of packed weights
 // would not stay in L1, K is cut into chunks that do (`kc`): each chunk runs over every tile of
 // the group, accumulating in C, so the chunk of weights is reused from L1 by all those tiles.
-constexpr int tiles_per_unit = gather_tiles_per_unit;  // (direct_plan.hpp: the plan sizes by it)
+constexpr int tiles_per_unit = gather_tiles_per_unit;  // (declared in direct_plan.hpp)
 
 // The fewest channels of a K chunk of the gather (gather_share): two cache lines of an A row,
 // 32 f32 channels or 64 bf16 ones. (In channels, 32 for both, bf16 chunks of 32 channels read
