@@ -176,7 +176,8 @@ struct vt {
     // 16 bf16 split by parity into two vectors (even elements, odd ones), and merged back
     // rounded (as the AVX-512 traits': the depthwise kernel's split blocks).
     static inline void load_bf16_split(const uint16_t *p, V &even, V &odd) {
-        const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+        __asm__("" : "+x"(u));  // (one load, not folded into both ops: the AVX-512 traits')
         even = _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
         odd = _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32(int(0xffff0000u))));
     }

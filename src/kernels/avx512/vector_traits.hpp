@@ -148,8 +148,12 @@ struct vt {
     // 32 bf16 as two vectors split by parity: even = elements 0, 2, ..., 30 and odd = 1, 3,
     // ..., 31, widened exactly. One load and one integer op per vector, where load_bf16 takes
     // a widening load and a shift (the depthwise kernel's split blocks, dw_elements.hpp).
+    // (The empty asm keeps the load one instruction: GCC 12 folded it into both the shift and
+    // the AND as memory operands, two 64-byte loads per line, and the loads bound the kernel:
+    // a Zen 5 core sustained about one 64-byte load per cycle with an FMA on each.)
     static inline void load_bf16_split(const uint16_t *p, V &even, V &odd) {
-        const __m512i u = _mm512_loadu_si512(p);
+        __m512i u = _mm512_loadu_si512(p);
+        __asm__("" : "+v"(u));
         even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, u, 16));
         odd = _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32(int(0xffff0000u))));
     }
