@@ -105,6 +105,68 @@ template <int DT, int NV, bool TAIL, bool HEAD>
     }
 }
 
+// One input pixel's NV vectors of channels (at x), widened as dw_madd_pixel widens them.
+template <int DT, int NV, bool TAIL, bool HEAD>
+[[gnu::always_inline]] static inline void dw_load_pixel(const typename dw_elem<DT>::T *x,
+                                                        V (&xv)[NV], int n, mask_t mk,
+                                                        mask_t mh) {
+    if constexpr (dw_split_block<DT, NV, TAIL>) {
+        vt::load_bf16_split(x, xv[0], xv[1]);
+    } else {
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) xv[v] = dw_load_v<DT, NV, TAIL, HEAD>(x + v * W, v, n, mk, mh);
+    }
+}
+
+// Whether dw_rows_of_three computes this line: stride 1 (a = 1) and three taps along w at
+// consecutive offsets, ascending (the forward's kw) or descending (a stride-1 data gradient's).
+// Returns the lowest offset, or INT64_MIN when the line is not of that kind; `desc` the order.
+static inline dim_t dw_three_consecutive(const dw_wline &L, bool &desc) {
+    if (L.a != 1 || L.nk != 3) return INT64_MIN;
+    const dim_t step = L.koff[1] - L.koff[0];
+    if ((step != 1 && step != -1) || L.koff[2] - L.koff[1] != step) return INT64_MIN;
+    desc = step < 0;
+    return imin(L.koff[0], L.koff[2]);
+}
+
+// The taps of a block whose every tap reads inside the row (INSIDE), on a line of three
+// consecutive taps (dw_three_consecutive): each of the UR + 2 input pixels of a row is loaded
+// once and multiplied by the (up to) three taps that read it, where the tap loop loads it once
+// per tap. The loads bound the tap loop: one 64-byte load per multiply-add (f32), and a Zen 5
+// core sustained about one such load per cycle, half its FMA rate. Each output sums the same
+// products in the same order as the tap loop (the pixels visited in the taps' order of
+// offsets), so the results are the same bits.
+template <int DT, int NV, bool TAIL, bool HEAD, int UR, bool DESC>
+[[gnu::always_inline]] static inline void dw_rows_of_three(V (&acc)[UR][NV],
+                                                           const dw_line_job<DT> &j, int ntaps,
+                                                           dim_t q0, dim_t c0, int n, mask_t mk,
+                                                           dim_t kmin) {
+    using T = typename dw_elem<DT>::T;
+    const dim_t ips = j.ips;
+    for (int t = 0; t + 3 <= ntaps; t += 3) {  // (one input row per three taps: dw_line)
+        V wv[3][NV];
+#pragma GCC unroll 3
+        for (int k = 0; k < 3; ++k)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                wv[DESC ? 2 - k : k][v] = vt::load(j.taps[t + k].w + c0 + v * W);
+        const T *x = j.taps[t].row + (q0 + kmin) * ips + c0;
+#pragma GCC unroll 16
+        for (int i = 0; i < UR + 2; ++i) {
+            const int px = DESC ? UR + 1 - i : i;
+            V xv[NV];
+            dw_load_pixel<DT, NV, TAIL, HEAD>(x + px * ips, xv, n, mk, j.mh);
+#pragma GCC unroll 3
+            for (int d = 0; d < 3; ++d) {
+                const int q = px - d;
+                if (q >= 0 && q < UR)
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; ++v) acc[q][v] = vt::fma(xv[v], wv[d][v], acc[q][v]);
+            }
+        }
+    }
+}
+
 // Outputs [q0, q0 + m) of channels [c0, c0 + NV*W) (the last vector partial when TAIL: n lanes).
 // INSIDE: m == ur and every tap reads inside the row, no checks. The taps are one flat list,
 // so the loop keeps few integers live (the pixels' addresses are two bases and two strides).
@@ -125,6 +187,18 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
     // padding) the stride times the pixel stride, or a tap's offset times it, does not fit in
     // 64 bits (UBSan in CI's fuzzer).
     const dim_t ips = j.ips;
+    // (With 32 registers: the accumulators, three taps' weights and a pixel.)
+    if constexpr (INSIDE && UR >= 8) {
+        bool desc = false;
+        const dim_t kmin = dw_three_consecutive(L, desc);
+        if (kmin != INT64_MIN && ntaps % 3 == 0) {
+            if (desc)
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, true>(acc, j, ntaps, q0, c0, n, mk, kmin);
+            else
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, false>(acc, j, ntaps, q0, c0, n, mk, kmin);
+            ntaps = 0;  // (done: the tap loop below is skipped)
+        }
+    }
     for (int t = 0; t < ntaps; ++t) {
         const dw_tap<T> tp = j.taps[t];
         V wv[NV];
