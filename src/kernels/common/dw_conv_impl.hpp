@@ -118,25 +118,27 @@ template <int DT, int NV, bool TAIL, bool HEAD>
     }
 }
 
-// Whether dw_rows_of_three computes this line: stride 1 (a = 1) and three taps along w at
-// consecutive offsets, ascending (the forward's kw) or descending (a stride-1 data gradient's).
-// Returns the lowest offset, or INT64_MIN when the line is not of that kind; `desc` the order.
+// Whether dw_rows_of_three computes this line: a stride of 1 or 2 (a) and three taps along w
+// at consecutive offsets, ascending (the forward's kw) or, at stride 1, descending (a stride-1
+// data gradient's). Returns the lowest offset, or INT64_MIN when the line is not of that kind;
+// `desc` the order.
 static inline dim_t dw_three_consecutive(const dw_wline &L, bool &desc) {
-    if (L.a != 1 || L.nk != 3) return INT64_MIN;
+    if ((L.a != 1 && L.a != 2) || L.nk != 3) return INT64_MIN;
     const dim_t step = L.koff[1] - L.koff[0];
     if ((step != 1 && step != -1) || L.koff[2] - L.koff[1] != step) return INT64_MIN;
     desc = step < 0;
+    if (desc && L.a != 1) return INT64_MIN;
     return imin(L.koff[0], L.koff[2]);
 }
 
 // The taps of a block whose every tap reads inside the row (INSIDE), on a line of three
-// consecutive taps (dw_three_consecutive): each of the UR + 2 input pixels of a row is loaded
-// once and multiplied by the (up to) three taps that read it, where the tap loop loads it once
-// per tap. The loads bound the tap loop: one 64-byte load per multiply-add (f32), and a Zen 5
+// consecutive taps at stride A (dw_three_consecutive): each of the A * (UR - 1) + 3 input
+// pixels of a row is loaded once and multiplied by the (up to) three taps that read it, where
+// the tap loop loads it once per tap (3 UR loads: at stride 2, 17 against 24). The loads bound the tap loop: one 64-byte load per multiply-add (f32), and a Zen 5
 // core sustained about one such load per cycle, half its FMA rate. Each output sums the same
 // products in the same order as the tap loop (the pixels visited in the taps' order of
 // offsets), so the results are the same bits.
-template <int DT, int NV, bool TAIL, bool HEAD, int UR, bool DESC>
+template <int DT, int NV, bool TAIL, bool HEAD, int UR, int A, bool DESC>
 [[gnu::always_inline]] static inline void dw_rows_of_three(V (&acc)[UR][NV],
                                                            const dw_line_job<DT> &j, int ntaps,
                                                            dim_t q0, dim_t c0, int n, mask_t mk,
@@ -150,16 +152,17 @@ template <int DT, int NV, bool TAIL, bool HEAD, int UR, bool DESC>
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
                 wv[DESC ? 2 - k : k][v] = vt::load(j.taps[t + k].w + c0 + v * W);
-        const T *x = j.taps[t].row + (q0 + kmin) * ips + c0;
-#pragma GCC unroll 16
-        for (int i = 0; i < UR + 2; ++i) {
-            const int px = DESC ? UR + 1 - i : i;
+        const T *x = j.taps[t].row + (q0 * A + kmin) * ips + c0;
+        constexpr int npx = A * (UR - 1) + 3;
+#pragma GCC unroll 32
+        for (int i = 0; i < npx; ++i) {
+            const int px = DESC ? npx - 1 - i : i;
             V xv[NV];
             dw_load_pixel<DT, NV, TAIL, HEAD>(x + px * ips, xv, n, mk, j.mh);
 #pragma GCC unroll 3
             for (int d = 0; d < 3; ++d) {
-                const int q = px - d;
-                if (q >= 0 && q < UR)
+                const int q = (px - d) / A;
+                if (px >= d && (px - d) % A == 0 && q < UR)
 #pragma GCC unroll 4
                     for (int v = 0; v < NV; ++v) acc[q][v] = vt::fma(xv[v], wv[d][v], acc[q][v]);
             }
@@ -193,9 +196,14 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
         const dim_t kmin = dw_three_consecutive(L, desc);
         if (kmin != INT64_MIN && ntaps % 3 == 0) {
             if (desc)
-                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, true>(acc, j, ntaps, q0, c0, n, mk, kmin);
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, true>(acc, j, ntaps, q0, c0, n, mk,
+                                                                  kmin);
+            else if (L.a == 1)
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, false>(acc, j, ntaps, q0, c0, n, mk,
+                                                                   kmin);
             else
-                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, false>(acc, j, ntaps, q0, c0, n, mk, kmin);
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 2, false>(acc, j, ntaps, q0, c0, n, mk,
+                                                                   kmin);
             ntaps = 0;  // (done: the tap loop below is skipped)
         }
     }
