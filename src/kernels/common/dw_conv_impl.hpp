@@ -131,14 +131,17 @@ static inline dim_t dw_three_consecutive(const dw_wline &L, bool &desc) {
     return imin(L.koff[0], L.koff[2]);
 }
 
-// The taps of a block whose every tap reads inside the row (INSIDE), on a line of three
-// consecutive taps at stride A (dw_three_consecutive): each of the A * (UR - 1) + 3 input
-// pixels of a row is loaded once and multiplied by the (up to) three taps that read it, where
-// the tap loop loads it once per tap (3 UR loads: at stride 2, 17 against 24). The loads bound the tap loop: one 64-byte load per multiply-add (f32), and a Zen 5
-// core sustained about one such load per cycle, half its FMA rate. Each output sums the same
-// products in the same order as the tap loop (the pixels visited in the taps' order of
-// offsets), so the results are the same bits.
-template <int DT, int NV, bool TAIL, bool HEAD, int UR, int A, bool DESC>
+// The taps of a block on a line of three consecutive taps at stride A (dw_three_consecutive):
+// each of the A * (UR - 1) + 3 input pixels of a row is loaded once and multiplied by the (up
+// to) three taps that read it, where the tap loop loads it once per tap (3 UR loads: at stride
+// 2, 17 against 24). The loads bound the tap loop: one 64-byte load per multiply-add (f32), and
+// a Zen 5 core sustained about one such load per cycle, half its FMA rate. Each output sums the
+// same products in the same order as the tap loop (the pixels visited in the taps' order of
+// offsets), so the results are the same bits. CHECK (a block not INSIDE: at a border, or the
+// line's last, of m < UR outputs): pixels outside the row are skipped, as the tap loop skips
+// the taps that read them (outputs q >= m are computed from the pixels that exist, and not
+// stored).
+template <int DT, int NV, bool TAIL, bool HEAD, int UR, int A, bool DESC, bool CHECK>
 [[gnu::always_inline]] static inline void dw_rows_of_three(V (&acc)[UR][NV],
                                                            const dw_line_job<DT> &j, int ntaps,
                                                            dim_t q0, dim_t c0, int n, mask_t mk,
@@ -152,13 +155,17 @@ template <int DT, int NV, bool TAIL, bool HEAD, int UR, int A, bool DESC>
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
                 wv[DESC ? 2 - k : k][v] = vt::load(j.taps[t + k].w + c0 + v * W);
-        const T *x = j.taps[t].row + (q0 * A + kmin) * ips + c0;
+        // (Addresses only of pixels that exist: with pads near 2^62 the first pixel's offset
+        // times the pixel stride would not fit; the pixel index does, as in the tap loop.)
+        const T *row = j.taps[t].row;
+        const dim_t ip0 = q0 * A + kmin, in_w = j.L->in_w;
         constexpr int npx = A * (UR - 1) + 3;
 #pragma GCC unroll 32
         for (int i = 0; i < npx; ++i) {
             const int px = DESC ? npx - 1 - i : i;
+            if (CHECK && (ip0 + px < 0 || ip0 + px >= in_w)) continue;
             V xv[NV];
-            dw_load_pixel<DT, NV, TAIL, HEAD>(x + px * ips, xv, n, mk, j.mh);
+            dw_load_pixel<DT, NV, TAIL, HEAD>(row + (ip0 + px) * ips + c0, xv, n, mk, j.mh);
 #pragma GCC unroll 3
             for (int d = 0; d < 3; ++d) {
                 const int q = (px - d) / A;
@@ -191,19 +198,20 @@ static void dw_block(const dw_line_job<DT> &j, int ntaps, dim_t q0, int m, dim_t
     // 64 bits (UBSan in CI's fuzzer).
     const dim_t ips = j.ips;
     // (With 32 registers: the accumulators, three taps' weights and a pixel.)
-    if constexpr (INSIDE && UR >= 8) {
+    if constexpr (UR >= 8) {
         bool desc = false;
         const dim_t kmin = dw_three_consecutive(L, desc);
         if (kmin != INT64_MIN && ntaps % 3 == 0) {
+            constexpr bool C = !INSIDE;
             if (desc)
-                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, true>(acc, j, ntaps, q0, c0, n, mk,
-                                                                  kmin);
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, true, C>(acc, j, ntaps, q0, c0, n, mk,
+                                                                     kmin);
             else if (L.a == 1)
-                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, false>(acc, j, ntaps, q0, c0, n, mk,
-                                                                   kmin);
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 1, false, C>(acc, j, ntaps, q0, c0, n,
+                                                                      mk, kmin);
             else
-                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 2, false>(acc, j, ntaps, q0, c0, n, mk,
-                                                                   kmin);
+                dw_rows_of_three<DT, NV, TAIL, HEAD, UR, 2, false, C>(acc, j, ntaps, q0, c0, n,
+                                                                      mk, kmin);
             ntaps = 0;  // (done: the tap loop below is skipped)
         }
     }
