@@ -75,7 +75,8 @@ static inline V dw_load_v(const typename dw_elem<DT>::T *p, int v, int n, mask_t
 // each vector (vt::load_bf16_split), where load_bf16 takes a widening load and a shift per
 // vector: the depthwise forward and data gradient read each input vector once per tap, and
 // widening took two vector ops per multiply-add (MobileNetV2's 3x3 forward in bf16, Zen 4, 1
-// thread: 1.13x; the kernel's limit is elsewhere, f32 runs at about the same speed). The
+// thread: 1.13x; the limit was the loads, one 64-byte load per multiply-add in f32: see
+// dw_rows_of_three). The
 // packed weights and bias are in the same order (dw_split_lanes), and the stores
 // interleave the channels back (vt::store_bf16_merge): each lane sums the same products in
 // the same order, so the results are the same bits.
