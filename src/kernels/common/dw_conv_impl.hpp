@@ -119,9 +119,9 @@ template <int DT, int NV, bool TAIL, bool HEAD>
 }
 
 // Whether dw_rows_of_three computes this line: a stride of 1 or 2 (a) and three taps along w
-// at consecutive offsets, ascending (the forward's kw) or, at stride 1, descending (a stride-1
-// data gradient's). Returns the lowest offset, or INT64_MIN when the line is not of that kind;
-// `desc` the order.
+// at consecutive offsets, ascending (the forward's kw) or, at a = 1, descending (a data
+// gradient's stride phase: a stride-1 3x3, or a stride-2 kernel of 5). Returns the lowest
+// offset, or INT64_MIN when the line is not of that kind; `desc` the order.
 static inline dim_t dw_three_consecutive(const dw_wline &L, bool &desc) {
     if ((L.a != 1 && L.a != 2) || L.nk != 3) return INT64_MIN;
     const dim_t step = L.koff[1] - L.koff[0];
