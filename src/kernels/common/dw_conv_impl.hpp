@@ -86,26 +86,8 @@ static inline void dw_stream_line(uint16_t *p, typename T::V lo, typename T::V h
     T::template stream_half2<DT>(p, lo, hi);
 }
 
-// acc += one input pixel's NV vectors of channels (at x) times the tap's weights: widened
-// vector by vector, or as the two halves of a split block (dw_split_block).
-template <int DT, int NV, bool TAIL, bool HEAD>
-[[gnu::always_inline]] static inline void dw_madd_pixel(V (&acc)[NV],
-                                                        const typename dw_elem<DT>::T *x,
-                                                        const V (&wv)[NV], int n, mask_t mk,
-                                                        mask_t mh) {
-    if constexpr (dw_split_block<DT, NV, TAIL>) {
-        V even, odd;
-        vt::load_bf16_split(x, even, odd);
-        acc[0] = vt::fma(even, wv[0], acc[0]);
-        acc[1] = vt::fma(odd, wv[1], acc[1]);
-    } else {
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v)
-            acc[v] = vt::fma(dw_load_v<DT, NV, TAIL, HEAD>(x + v * W, v, n, mk, mh), wv[v], acc[v]);
-    }
-}
-
-// One input pixel's NV vectors of channels (at x), widened as dw_madd_pixel widens them.
+// One input pixel's NV vectors of channels (at x): widened vector by vector, or as the two
+// halves of a split block (dw_split_block).
 template <int DT, int NV, bool TAIL, bool HEAD>
 [[gnu::always_inline]] static inline void dw_load_pixel(const typename dw_elem<DT>::T *x,
                                                         V (&xv)[NV], int n, mask_t mk,
@@ -116,6 +98,18 @@ template <int DT, int NV, bool TAIL, bool HEAD>
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) xv[v] = dw_load_v<DT, NV, TAIL, HEAD>(x + v * W, v, n, mk, mh);
     }
+}
+
+// acc += one input pixel's NV vectors of channels (at x) times the tap's weights.
+template <int DT, int NV, bool TAIL, bool HEAD>
+[[gnu::always_inline]] static inline void dw_madd_pixel(V (&acc)[NV],
+                                                        const typename dw_elem<DT>::T *x,
+                                                        const V (&wv)[NV], int n, mask_t mk,
+                                                        mask_t mh) {
+    V xv[NV];
+    dw_load_pixel<DT, NV, TAIL, HEAD>(x, xv, n, mk, mh);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[v] = vt::fma(xv[v], wv[v], acc[v]);
 }
 
 // Whether dw_rows_of_three computes this line: a stride of 1 or 2 (a) and three taps along w
