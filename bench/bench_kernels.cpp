@@ -43,17 +43,18 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
 // of 56 pixels of 64 channels).
 template <typename E, int P>
 void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
-                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel = 0) {
+                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb) {
     const dim_t N = dim_t(NV) * W;
+    if (ldb <= 0) ldb = N;
     const dim_t per_batch = pixel > 0 ? K * pixel : M * K;
-    std::vector<E> A(size_t(per_batch * nbatch), E(1)), B(size_t(K * N * nbatch), E(1));
+    std::vector<E> A(size_t(per_batch * nbatch), E(1)), B(size_t(K * ldb * nbatch), E(1));
     std::vector<float> C(size_t(M * N));
     std::vector<const E *> rows, bs;
     std::vector<float *> crows;
     for (int b = 0; b < nbatch; ++b) {
         for (int m = 0; m < M; ++m)
             rows.push_back(A.data() + b * per_batch + (pixel > 0 ? m : m * K));
-        bs.push_back(B.data() + b * K * N);
+        bs.push_back(B.data() + b * K * ldb);
     }
     for (int m = 0; m < M; ++m) crows.push_back(C.data() + m * N);
     detail::brgemm_args<E> a{};
@@ -62,7 +63,7 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
     a.A = rows.data();
     a.aks = pixel > 0 ? pixel : P;
     a.B = bs.data();
-    a.ldb = N * P;
+    a.ldb = ldb * P;
     a.C = crows.data();
     a.tail = W;
     a.init = detail::ukernel_init::zero;
@@ -90,18 +91,24 @@ void register_ukernel_benchmarks() {
                                    shape{"/k64x1", 64, 1}}) {
                 benchmark::RegisterBenchmark(
                     ("ukernel/" + std::string(s->name) + "/f32/" + tile + sh.suffix).c_str(),
-                    run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch, dim_t(0));
+                    run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch, dim_t(0),
+                    dim_t(0));
                 if (s->bf16 && sh.K % 2 == 0)
                     benchmark::RegisterBenchmark(
                         ("ukernel/" + std::string(s->name) +
                          (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile + sh.suffix)
                             .c_str(),
                         run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, sh.K, sh.nbatch,
-                        dim_t(0));
+                        dim_t(0), dim_t(0));
             }
             benchmark::RegisterBenchmark(
                 ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x7_a64").c_str(),
-                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64));
+                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64), dim_t(0));
+            // The same in the layer's place: B one block of output channels of rows of 256.
+            benchmark::RegisterBenchmark(
+                ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x5_a64_b256")
+                    .c_str(),
+                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 5, dim_t(64), dim_t(256));
         }
     }
 }

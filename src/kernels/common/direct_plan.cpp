@@ -179,6 +179,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.gather_whole_k = b.l2_whole;
     d.prefetch_next_rows = cpu_identity_here().vendor == "AuthenticAMD";
     d.gather_panel = b.l1_panel;
+    d.bwd_w_b_panel = p.dir == conv_direction::bwd_weights ? b.l1_panel : 0;
     d.gather_group = b.l2_group;
     d.gather_band = b.l2_band;
     d.gather_band_units = 0;

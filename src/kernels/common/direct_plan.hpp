@@ -40,6 +40,12 @@ struct direct_plan {
     // each reduces every row into the user's weights in place, instead of splitting the rows
     // and summing their partial weights (kernels/schedule/bwd_weights.hpp).
     bool weights_split;
+    // bwd_weights: a block of diff_dst's output channels that several register tiles of input
+    // channels read is first copied into a dense panel when that panel fits this many bytes
+    // (L1): in place, its pixels lie a whole row of channels apart, and at such power-of-two
+    // strides (1 KB for 256 channels) they fall into a few sets of L1 and evict each other
+    // before the next tile reads them. 0: never.
+    dim_t bwd_w_b_panel;
     // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,
     // computed and written back this many at a time, so the copies are read back from cache
     // and scratch holds a chunk, not the tensor (mb when nothing is copied).

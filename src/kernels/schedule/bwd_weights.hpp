@@ -201,6 +201,32 @@ struct l2_ahead {
     }
 };
 
+// Whether a block of nv vectors of diff_dst's channels, over nbat rows of K pixels `ldb` floats
+// apart, is copied into a dense panel for the tiles that read it (direct_plan::bwd_w_b_panel).
+static inline bool b_panel_pays(const direct_plan &pl, int nv, int nbat, dim_t K, dim_t ldb) {
+    const dim_t width = dim_t(nv) * W;
+    return ldb > width &&
+           double(nbat) * double(K) * double(width) * sizeof(float) <= double(pl.bwd_w_b_panel);
+}
+
+// Block nb of the channels of rows[0 .. nbat) (K pixels each, `ldb` floats apart) into a
+// panel [nbat][K][nb.nv * W]: the same values, lanes past the block's tail zero (never read
+// into C: the microkernel masks its last vector). rows_out[x]: row x's first pixel.
+static void pack_b_panel(const float *const *rows, int nbat, dim_t K, dim_t ldb, const nblock &nb,
+                         float *panel, const float **rows_out) {
+    const dim_t width = dim_t(nb.nv) * W;
+    const mask_t last = vt::mask(nb.tail);
+    for (int x = 0; x < nbat; ++x) {
+        float *to = panel + dim_t(x) * K * width;
+        rows_out[x] = to;
+        const float *from = rows[x] + nb.c0;
+        for (dim_t k = 0; k < K; ++k, from += ldb, to += width) {
+            for (int j = 0; j + 1 < nb.nv; ++j) vt::store(to + j * W, vt::load(from + j * W));
+            vt::store(to + (nb.nv - 1) * W, vt::load_mask(from + (nb.nv - 1) * W, last));
+        }
+    }
+}
+
 // Per tap, over the rows of one image (every image has the same): how many have a src row for
 // it, and the last that does (-1: none).
 struct tap_reach {
@@ -338,6 +364,10 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // every (kd, kh) reads a src row.
     std::vector<const float *> SH(size_t(nptr * (share_hd ? nhd : 1)));
     std::vector<unsigned char> reads_all(share_hd ? static_cast<size_t>(nptr) : 0);
+    // A block of diff_dst's channels copied dense (direct_plan::bwd_w_b_panel): the panel and
+    // its rows, one per batch element.
+    const scratch panel(pl.bwd_w_b_panel / dim_t(sizeof(float)));
+    std::vector<const float *> panel_rows(static_cast<size_t>(nptr));
     // Output pixels [w0, w1) of the chunk's rows at a time (direct_plan::pixels_per_chunk).
     const dim_t wc = pl.pixels_per_chunk > 0 ? pl.pixels_per_chunk : imax(p.o[2], 1);
     l2_ahead ahead;
@@ -437,8 +467,15 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                             for (dim_t b = b0; b < b1; ++b) {
                                 const nblock nb = block_of(p.ocg, blk, b);
                                 const int mmax = pl.max_m[nb.nv];
-                                a.b_off = nb.c0;
                                 a.tail = nb.tail;
+                                if (nrows > mmax &&
+                                    b_panel_pays(pl, nb.nv, nbat, a.K, dst.pixel_stride())) {
+                                    pack_b_panel(B, nbat, a.K, dst.pixel_stride(), nb, panel.p,
+                                                 panel_rows.data());
+                                    a.B = panel_rows.data(), a.ldb = nb.nv * W, a.b_off = 0;
+                                } else {
+                                    a.B = B, a.ldb = dst.pixel_stride(), a.b_off = nb.c0;
+                                }
                                 // Every tap of the call starts at zero, or every one accumulates:
                                 // the unstarted ones are zeroed first where they are mixed (taps
                                 // (kd, kh) whose border rows came in an earlier chunk).
