@@ -334,13 +334,12 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const dim_t taps_per_tile = imin(direct_bwd_w_taps_along_w(pl), dim_t(max_rows));
     brgemm_f32_args a{};
     a.A = Arows;
-    a.B = B;
     a.C = C;
     a.C16 = C16;
     // (K is one pixel when a row has one output pixel: then the stride may be anything and
     // its product with the pixel stride overflow; it is not used.)
     a.aks = p.o[2] > 1 ? p.s[2] * src.pixel_stride() : src.pixel_stride();
-    a.ldb = dst.pixel_stride();
+    // (B and its ldb: per block of output channels, in place or a dense panel.)
     // Few input channels and taps along d or h too (a 3-D first layer: 1 channel, 3x3x3): the
     // taps (kd, kh) share the tiles as well, rows (kd, kh, kw, channel), over the rows where
     // every one of them reads a src row; the rows at the borders go tap by tap. (Rows (kw,
@@ -468,13 +467,12 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                 const nblock nb = block_of(p.ocg, blk, b);
                                 const int mmax = pl.max_m[nb.nv];
                                 a.tail = nb.tail;
-                                if (nrows > mmax &&
-                                    b_panel_pays(pl, nb.nv, nbat, a.K, dst.pixel_stride())) {
-                                    pack_b_panel(B, nbat, a.K, dst.pixel_stride(), nb, panel.p,
-                                                 panel_rows.data());
+                                const dim_t ldd = dst.pixel_stride();
+                                if (nrows > mmax && b_panel_pays(pl, nb.nv, nbat, a.K, ldd)) {
+                                    pack_b_panel(B, nbat, a.K, ldd, nb, panel.p, panel_rows.data());
                                     a.B = panel_rows.data(), a.ldb = nb.nv * W, a.b_off = 0;
                                 } else {
-                                    a.B = B, a.ldb = dst.pixel_stride(), a.b_off = nb.c0;
+                                    a.B = B, a.ldb = ldd, a.b_off = nb.c0;
                                 }
                                 // Every tap of the call starts at zero, or every one accumulates:
                                 // the unstarted ones are zeroed first where they are mixed (taps
