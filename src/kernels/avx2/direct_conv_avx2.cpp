@@ -1,4 +1,5 @@
-// AVX2+FMA instantiation of the direct and grouped convolution kernels (8 floats per vector, 16 registers).
+// AVX2+FMA instantiation of the common kernel source (8 floats per vector, 16 registers),
+// compiled once per part of it (kernels/common/unit_parts.hpp).
 #include <immintrin.h>
 
 #include <cstdlib>
@@ -213,29 +214,8 @@ struct vt {
 };
 
 #define UKERNEL_SET_NREGS 16  // (the microkernel tables size their tiles by it)
-#include "kernels/ukernel/brgemm_impl.hpp"
-#include "kernels/common/kernel_helpers.hpp"
-#include "kernels/pack/packers_impl.hpp"
-#include "kernels/pack/gemm_operands_impl.hpp"
-#include "kernels/schedule/gather.hpp"
-#include "kernels/schedule/bwd_weights.hpp"
-#include "kernels/schedule/gemm.hpp"
-#include "kernels/schedule/col2im.hpp"
-#include "kernels/schedule/few_oc.hpp"
-#include "kernels/common/direct_conv_impl.hpp"
-#include "kernels/common/grouped_reduce.hpp"
-#include "kernels/common/grouped_schedule.hpp"
-#include "kernels/common/grouped_conv_impl.hpp"
-#include "kernels/common/dw_elements.hpp"
-#include "kernels/common/dw_planes.hpp"
-#include "kernels/common/dw_bwd_weights_impl.hpp"
-#include "kernels/common/dw_conv_impl.hpp"
-#include "kernels/common/dw_ncx_impl.hpp"
-
-
 #define UKERNEL_SET_NAME "avx2"
 #define UKERNEL_SET_ISA cpu_isa::avx2
-#include "kernels/ukernel/ukernel_set_impl.hpp"
-#include "kernels/pack/pack_set_impl.hpp"
+#include "kernels/common/unit_parts.hpp"  // (the part this compilation is: src/CMakeLists.txt)
 
 }  // namespace convgrad::detail::avx2

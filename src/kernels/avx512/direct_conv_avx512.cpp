@@ -1,4 +1,5 @@
-// AVX-512 instantiation of the direct and grouped convolution kernels (16 floats per vector, 32 registers).
+// AVX-512 instantiation of the common kernel source (16 floats per vector, 32 registers),
+// compiled once per part of it (kernels/common/unit_parts.hpp).
 #include <immintrin.h>
 
 #include <cstdlib>

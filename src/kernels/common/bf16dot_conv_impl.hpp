@@ -21,14 +21,6 @@
 //     budget has its diff_dst packed a chunk of pixels at a time. With few input channels the
 //     taps along w share the register tiles, rows (kw, channel).
 
-using bf16_t = uint16_t;
-
-// The element of a user tensor of type dt (bf16, or f32 rounded once to nearest even).
-static inline bf16_t bf16_at(data_type dt, const void *base, dim_t off) {
-    if (dt == data_type::bf16) return static_cast<const bf16_t *>(base)[off];
-    return float_to_bf16(load_elem(dt, base, off));
-}
-
 // The reduced-side data tensor of fwd/bwd_data as bf16 channel pairs.
 struct pairs_operand {
     scratch copy;

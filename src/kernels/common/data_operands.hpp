@@ -1,8 +1,9 @@
 // The user's data tensors as every kernel of an ISA unit sees them (the direct, grouped,
-// depthwise and vdpbf16ps kernels): an image's address, a dense channels-last f32 operand (or
-// the user's memory in place), and the bias as a padded f32 row. Included inside the unit's ISA
-// namespace after `struct vt` and the packers (pack_channels_last, unpack_channels_last), on its
-// own by a unit that needs these and not the f32 direct kernel (the AVX512_BF16 unit).
+// depthwise and vdpbf16ps kernels): an image's address, a chunk of images' plan, a bf16
+// element, a dense channels-last f32 operand (or the user's memory in place), and the bias as a
+// padded f32 row. Included inside the unit's ISA namespace after `struct vt` and the packers
+// (pack_channels_last, unpack_channels_last): by every part of a unit (unit_parts.hpp), and by
+// the units that list their kernel source themselves (sse2, AVX512_BF16).
 
 // The element `off` elements into a user tensor (strides may be negative: the C++ API accepts
 // any).
@@ -13,6 +14,22 @@ static const void *elem_at(const void *user, data_type dt, dim_t off) {
 // Image n0 of a user tensor.
 static const void *image_at(const void *user, const data_layout &l, data_type dt, dim_t n0) {
     return elem_at(user, dt, n0 * l.n);
+}
+
+// The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
+// smaller batch (the gather reads the batch size from the plan).
+static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
+    direct_plan c = pl;
+    c.p.mb = imin(pl.images_per_chunk, pl.p.mb - n0);
+    return c;
+}
+
+using bf16_t = uint16_t;
+
+// The element of a user tensor of type dt (bf16, or f32 rounded once to nearest even).
+static inline bf16_t bf16_at(data_type dt, const void *base, dim_t off) {
+    if (dt == data_type::bf16) return static_cast<const bf16_t *>(base)[off];
+    return float_to_bf16(load_elem(dt, base, off));
 }
 
 // Images [n0, n0 + nb) of a data tensor as the kernels see them: the user's memory when it is

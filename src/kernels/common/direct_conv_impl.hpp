@@ -3,27 +3,17 @@
 //
 // This file is included by each ISA's translation unit inside its own namespace, after that
 // unit defines `struct vt` (vector width W, load/broadcast/fma/store with lane masks) and
-// includes the parts: the microkernel (kernels/ukernel/), the packers (kernels/pack/) and the
-// schedules (kernels/schedule/). Here each direction sets up its operands and taps and runs its
-// schedule. Nothing here is shared between ISAs, so no inline code compiled with one ISA's
-// flags can leak into another's. Standard headers are included by the including file, outside
-// the namespace.
+// includes the parts: the microkernel (kernels/ukernel/), the packers (kernels/pack/), the data
+// operands (data_operands.hpp) and the schedules (kernels/schedule/). Here each direction sets up
+// its operands and taps and runs its schedule. Nothing here is shared between ISAs, so no inline
+// code compiled with one ISA's flags can leak into another's. Standard headers are included by the
+// including file, outside the namespace.
 //
 // The three core computations map onto the microkernel as follows (rows are pixels along w,
 // columns are channels, K is the reduced channel or pixel axis, the batch runs over taps/rows):
 //   fwd:         C = dst row (M pixels),  A = src pixels at stride s,  B = weights [ic][oc]
 //   bwd_data:    C = src pixels of one stride phase,  A = dst row,  B = weights^T [oc][ic]
 //   bwd_weights: C = weights [ic][oc] of one tap,  A = src^T,  B = dst row (user memory)
-
-#include "kernels/common/data_operands.hpp"
-
-// The plan of images [n0, n0 + plan.images_per_chunk) of the batch: the same problem at a
-// smaller batch (the gather reads the batch size from the plan).
-static direct_plan chunk_plan(const direct_plan &pl, dim_t n0) {
-    direct_plan c = pl;
-    c.p.mb = imin(pl.images_per_chunk, pl.p.mb - n0);
-    return c;
-}
 
 // One image computed in chunks of rows of its output (direct_plan::out_rows_per_chunk) along
 // the plan's axis X. `jobs` are the image's gathers with their C view unset, and their A view

@@ -59,15 +59,18 @@ struct vt {
 };
 
 #define UKERNEL_SET_NREGS 16  // (the microkernel tables size their tiles by it)
+// (Included in the order of dependence.)
+// clang-format off
 #include "kernels/ukernel/brgemm_impl.hpp"
 #include "kernels/common/kernel_helpers.hpp"
 #include "kernels/pack/packers_impl.hpp"
 #include "kernels/pack/gemm_operands_impl.hpp"
+#include "kernels/common/data_operands.hpp"
 #include "kernels/schedule/gather.hpp"
 #include "kernels/schedule/bwd_weights.hpp"
 #include "kernels/schedule/gemm.hpp"
 #include "kernels/common/direct_conv_impl.hpp"
-
+// clang-format on
 
 #define UKERNEL_SET_NAME "sse2"
 #define UKERNEL_SET_ISA cpu_isa::generic

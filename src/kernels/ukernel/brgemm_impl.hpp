@@ -388,7 +388,10 @@ struct f32_ukernel {
     static void run(const brgemm_f32_args &a) { brgemm_ukernel<float, 1, M, NV>(a); }
     static void by_rows(const brgemm_f32_args &a) { brgemm_ukernel_by_rows<float, 1, NV>(a, M); }
 };
-static constexpr kernel_table<brgemm_f32_args, f32_ukernel> f32_ukernels{};
+// The tables are defined once per unit, with its `ukernels` (ukernel_set_impl.hpp): a unit
+// compiled in parts (common/unit_parts.hpp) instantiates the tiles in one part only, and the
+// others call them through the table as before.
+extern const kernel_table<brgemm_f32_args, f32_ukernel> f32_ukernels;
 
 /// The f32 microkernel of M rows (1..16) by nv vectors (1..4).
 static inline void call_f32_ukernel(int m, int nv, const brgemm_f32_args &a) {
@@ -403,7 +406,7 @@ struct bf16_ukernel {
         brgemm_ukernel_by_rows<uint16_t, 2, NV>(a, M);
     }
 };
-static constexpr kernel_table<brgemm_bf16_args, bf16_ukernel> bf16_ukernels{};
+extern const kernel_table<brgemm_bf16_args, bf16_ukernel> bf16_ukernels;  // (as f32_ukernels)
 
 /// The bf16 (vdpbf16ps) microkernel of M rows (1..16) by nv vectors (1..4).
 static inline void call_bf16_ukernel(int m, int nv, const brgemm_bf16_args &a) {

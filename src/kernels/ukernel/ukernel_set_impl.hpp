@@ -1,5 +1,13 @@
 // The definition of this unit's `ukernels` (ukernel_set.hpp), included inside the ISA namespace
-// after brgemm_impl.hpp. The unit defines UKERNEL_SET_NAME, UKERNEL_SET_ISA and UKERNEL_SET_NREGS.
+// after brgemm_impl.hpp (in a unit compiled in parts, by its TABLES part). The unit defines
+// UKERNEL_SET_NAME, UKERNEL_SET_ISA and UKERNEL_SET_NREGS.
+
+// The microkernel tables (declared in brgemm_impl.hpp): every tile of this unit is
+// instantiated here.
+constinit const kernel_table<brgemm_f32_args, f32_ukernel> f32_ukernels{};
+#ifdef CONVGRAD_UKERNEL_BF16
+constinit const kernel_table<brgemm_bf16_args, bf16_ukernel> bf16_ukernels{};
+#endif
 
 #ifdef CONVGRAD_UKERNEL_BF16
 static void dpbf16_lanes(const float *acc, const uint16_t *a, const uint16_t *b, float *out,
