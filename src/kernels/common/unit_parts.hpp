@@ -19,6 +19,8 @@
 //
 // The unit defines UKERNEL_SET_NREGS, UKERNEL_SET_NAME and UKERNEL_SET_ISA (and
 // CONVGRAD_UKERNEL_BF16, UKERNEL_SET_EMULATED where they apply) before including this.
+// CONVGRAD_GEMM_PAIRS_ONLY: a unit of only the kernels on bf16 pairs (AVX512_BF16, parts
+// PAIRS, GEMM and TABLES): its GEMM part is run_gemm_pairs alone, and it has no packers.
 
 #if defined(CONVGRAD_UNIT_PART_DIRECT) + defined(CONVGRAD_UNIT_PART_PAIRS) +          \
         defined(CONVGRAD_UNIT_PART_GEMM) + defined(CONVGRAD_UNIT_PART_GROUPED) +      \
@@ -63,8 +65,10 @@
 
 #ifdef CONVGRAD_UNIT_PART_GEMM
 #include "kernels/schedule/gemm.hpp"
+#ifndef CONVGRAD_GEMM_PAIRS_ONLY
 #include "kernels/schedule/col2im.hpp"
 #include "kernels/schedule/few_oc.hpp"
+#endif
 #endif
 
 #ifdef CONVGRAD_UNIT_PART_GROUPED
@@ -83,7 +87,9 @@
 
 #ifdef CONVGRAD_UNIT_PART_TABLES
 #include "kernels/ukernel/ukernel_set_impl.hpp"
+#ifndef CONVGRAD_GEMM_PAIRS_ONLY
 #include "kernels/pack/pack_set_impl.hpp"
+#endif
 #endif
 // clang-format on
 
