@@ -236,9 +236,11 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     // channels, instead of one block's line of each row of every tile and then the next
     // block's. wav2vec2's first layer (K = 10, 512 output channels in 32 blocks; 341k calls
     // of 6 x 16) spent a third of the microkernel's time waiting on its first streamed store
-    // of a row (perf, Zen 3); ordered this way, 1.15x in f32 and 1.28x in f16 (2 threads,
-    // medians of 4 alternated pairs). Each tile and block computes the same products in the
-    // same order as in the other order, so the same bits.
+    // of a row (perf, Zen 3); ordered this way, 1.17x in f32 (2 threads, medians of 4
+    // alternated pairs of binaries; f16 1.06x), and FCN's x2 ConvTranspose data gradient
+    // (21 channels, 2 blocks) 1.24x. Still about 250 cycles a call on one thread, the streamed
+    // stores the largest part. Each tile and block computes the same products in the same
+    // order as in the other order, so the same bits.
     const double item_weights = double(j.ntaps) * double(K) * double(j.ldn) * double(j.wblocks) *
                                 double(sizeof(E)) * double(imax(sp.gs, 1));
     const bool blocks_inner =
