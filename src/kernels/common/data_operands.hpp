@@ -3,7 +3,7 @@
 // element, a dense channels-last f32 operand (or the user's memory in place), and the bias as a
 // padded f32 row. Included inside the unit's ISA namespace after `struct vt` and the packers
 // (pack_channels_last, unpack_channels_last): by every part of a unit (unit_parts.hpp), and by
-// the units that list their kernel source themselves (sse2, AVX512_BF16).
+// the sse2 unit, which lists its kernel source itself.
 
 // The element `off` elements into a user tensor (strides may be negative: the C++ API accepts
 // any).

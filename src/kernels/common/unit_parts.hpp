@@ -1,6 +1,6 @@
-// The common kernel source of a unit (avx2, avx512, avx512_emu), one part at a time. A unit's
-// source file is compiled once per part (src/CMakeLists.txt, convgrad_isa_unit), each time
-// with one CONVGRAD_UNIT_PART_<name> defined; this header, included inside the unit's
+// The common kernel source of a unit (avx2, avx512, avx512_emu, avx512_bf16), one part at a
+// time. A unit's source file is compiled once per part (src/CMakeLists.txt, convgrad_unit_parts),
+// each time with one CONVGRAD_UNIT_PART_<name> defined; this header, included inside the unit's
 // namespace after its vector traits, gives that part its kernels:
 //   DIRECT     run_direct: the gather and the weight-gradient reduction;
 //   PAIRS      run_bf16dot and run_grouped_pairs, the kernels on bf16 pairs (units with
