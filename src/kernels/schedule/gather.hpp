@@ -91,6 +91,12 @@ static inline dim_t gather_weights_at(const gather_job<E, CE> &j, dim_t g, dim_t
            c0 % j.ldn * k_packing<E>;
 }
 
+// Bytes of one group's packed weights for the job's taps, all its column blocks.
+template <typename E, typename CE>
+static inline double gather_group_bytes(const gather_job<E, CE> &j) {
+    return double(j.ntaps) * double(j.K) * double(j.ldn) * double(j.wblocks) * sizeof(E);
+}
+
 // Row length (ldn) of packed weights in one block of all N channels (the vdpbf16ps gather's; the
 // f32 gather's when N fits one tile block, at most 256 bytes, so never padded): N rounded up to
 // whole vectors, plus one vector when rows would be a multiple of 512 bytes apart. The
@@ -241,27 +247,29 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     // (21 channels, 2 blocks) 1.24x. Still about 250 cycles a call on one thread, the streamed
     // stores the largest part. Each tile and block computes the same products in the same
     // order as in the other order, so the same bits.
-    const double item_weights = double(j.ntaps) * double(K) * double(j.ldn) * double(j.wblocks) *
-                                double(sizeof(E)) * double(imax(sp.gs, 1));
-    const bool blocks_inner =
-        sp.gs > 0 && kc >= imax(K, 1) && item_weights <= double(j.pl->gather_panel);
-    auto run_tile_blocks = [&](const gather_item &it, dim_t ti) {
-        const dim_t tile = it.unit * tiles_per_unit + ti;
+    const bool blocks_inner = sp.gs > 0 && kc >= imax(K, 1) &&
+                              gather_group_bytes(j) * double(sp.gs) <= double(j.pl->gather_panel);
+    // Tile ti's operands in a: its A rows, B panels and C rows (a bf16/f16 C: its rows, and its
+    // f32 rows for K chunks), and its batch.
+    auto point_at_tile = [&](dim_t ti) __attribute__((always_inline)) {
+        a.A = tb.A + ti * j.ntaps * mt;
+        a.B = tb.B + ti * j.ntaps;
+        if constexpr (sizeof(CE) == 2) {
+            a.C16 = tb.C + ti * mt;
+            a.C = tb.acc + ti * mt;
+        } else {
+            a.C = tb.C + ti * mt;
+        }
+        a.nbatch = tb.nbat[ti];
+        a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
+    };
+    auto run_tile_blocks = [&](const gather_item &it, dim_t tile, dim_t ti) {
         const int m = int(imin(mt, Q - tile * mt));
         CE **const Ct = tb.C + ti * mt;
         const E **const Bt = tb.B + ti * j.ntaps;
         const int nbat = tb.nbat[ti];
-        a.A = tb.A + ti * j.ntaps * mt;
-        a.B = Bt;
-        if constexpr (sizeof(CE) == 2) {
-            a.C16 = Ct;
-            a.C = tb.acc + ti * mt;  // (unread: all of K in this call, C16 written rounded)
-            a.narrow = p.dt;
-        } else {
-            a.C = Ct;
-        }
-        a.nbatch = nbat;
-        a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
+        point_at_tile(ti);
+        if constexpr (sizeof(CE) == 2) a.narrow = p.dt;  // (all of K in one call)
         a.b_off = 0;
         a.K = K;
         a.init = j.bias ? ukernel_init::bias : ukernel_init::zero;
@@ -384,7 +392,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
             tb.nbat[ti] = nbat;
         }
         if (blocks_inner && (it.g1 - it.g0) * (it.block1 - it.block0) > 1) {
-            for (dim_t tile = tile0; tile < tile1; ++tile) run_tile_blocks(it, tile - tile0);
+            for (dim_t tile = tile0; tile < tile1; ++tile) run_tile_blocks(it, tile, tile - tile0);
             continue;
         }
         // The item's (group, block) pairs in turn: C columns and B panels move by the pair's
@@ -416,16 +424,7 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                                       : ukernel_init::zero;
                     for (dim_t tile = tile0; tile < tile1; ++tile) {
                         const dim_t ti = tile - tile0;
-                        a.A = tb.A + ti * j.ntaps * mt;
-                        a.B = tb.B + ti * j.ntaps;
-                        if constexpr (sizeof(CE) == 2) {
-                            a.C16 = tb.C + ti * mt;
-                            a.C = tb.acc + ti * mt;
-                        } else {
-                            a.C = tb.C + ti * mt;
-                        }
-                        a.nbatch = tb.nbat[ti];
-                        a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
+                        point_at_tile(ti);
                         // One tap (1x1 kernels, and stride phases of one tap): the next tile's
                         // A rows toward L2 while this one runs, where the plan says it helps
                         // (direct_plan::prefetch_next_rows). Each tile reads its own rows
@@ -503,8 +502,7 @@ template <typename E, typename CE>
 static gather_split gather_split_of(const gather_job<E, CE> &j, dim_t nunits, dim_t nblocks) {
     const direct_plan &pl = *j.pl;
     const dim_t G = pl.p.g, want = 4 * dim_t(pl.nthr);
-    const double group_bytes =
-        double(j.ntaps) * double(j.K) * double(j.ldn) * double(j.wblocks) * sizeof(E);
+    const double group_bytes = gather_group_bytes(j);
     gather_split sp{nunits, nblocks, 0, nunits};
     if (pl.gather_band_units > 0) return {nunits, nblocks, 0, imin(nunits, pl.gather_band_units)};
     if (G * nblocks == 1 || group_bytes > double(pl.gather_group)) {
