@@ -4,8 +4,15 @@
 // between OpenMP threads, or reports false ones, fails the job instead of passing it silently.
 #include <omp.h>
 
+#include <atomic>
 #include <cstdio>
 #include <vector>
+
+// The planted race's variable has an 8-byte word of its own: TSan keeps a few accesses per word,
+// and a neighbour's accesses (the team size, read by both threads) could evict the first write.
+struct alignas(64) planted_cell {
+    int value = 0;
+};
 
 int main(int argc, char **) {
     std::vector<int> v(1000, 0);
@@ -20,11 +27,34 @@ int main(int argc, char **) {
 #pragma omp critical
         sum += v[size_t(omp_get_thread_num()) * 600];  // after the region's join: ordered
     }
-    int racy = 0;
+    planted_cell racy;
     if (argc > 1) {
+        // Both threads write `racy`, thread 0 first, thread 1 after seeing thread 0's relaxed
+        // flag. A relaxed atomic orders nothing for TSan, so no happens-before edge joins the
+        // two writes, whatever the timing. (A bare `racy += 1` on both threads went unreported
+        // in about 1 run of 100 with clang 14 and libarcher: a CI run failed on it.)
+        alignas(64) std::atomic<int> written{0};
+        alignas(64) int team = 0;
 #pragma omp parallel num_threads(2)
-        racy += 1;  // unsynchronized read-modify-write on both threads
+        {
+#pragma omp single
+            team = omp_get_num_threads();
+            if (team == 2) {
+                if (omp_get_thread_num() == 0) {
+                    racy.value = 1;
+                    written.store(1, std::memory_order_relaxed);
+                } else {
+                    while (written.load(std::memory_order_relaxed) == 0) {
+                    }
+                    racy.value = 2;
+                }
+            }
+        }
+        if (team != 2) {
+            std::printf("omp_race: the runtime gave %d threads, not 2\n", team);
+            return 3;
+        }
     }
-    std::printf("%ld %d\n", sum, racy);
+    std::printf("%ld %d\n", sum, racy.value);
     return 0;
 }
