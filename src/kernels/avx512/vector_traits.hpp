@@ -243,6 +243,26 @@ struct vt {
         else
             _mm512_storeu_si512(p, h);
     }
+#ifdef CONVGRAD_NATIVE_VDPBF16PS
+    // The lanes of v that vcvtneps2bf16 reads as zero (denormals). Where no lane of a tile's
+    // vectors is one, the instruction rounds them all as to_bf16 does, and the microkernel
+    // rounds the tile by the stores below (ukernel_store_halves), deciding once per tile.
+    static inline mask_t cvtne_misreads(V v) {
+        return _mm512_fpclass_ps_mask(v, 0x20);
+    }
+    // lo and hi (no lane denormal) by one vcvtne2ps2bf16 into 32 bf16; past the caches when
+    // `stream` and p is aligned to a line.
+    static inline void store_bf16x2_cvtne(uint16_t *p, V lo, V hi, bool stream) {
+        const __m512i h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));  // (lo in the low half)
+        if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
+            _mm512_stream_si512(reinterpret_cast<__m512i *>(p), h);
+        else
+            _mm512_storeu_si512(p, h);
+    }
+    static inline void store_bf16_cvtne_mask(uint16_t *p, V v, mask_t m) {
+        _mm256_mask_storeu_epi16(p, m, __m256i(_mm512_cvtneps_pbh(v)));
+    }
+#endif
     static inline void narrow(data_type dt, const float *x, uint16_t *y, dim_t n) {
         dim_t i = 0;
         for (; i + 16 <= n; i += 16) {
