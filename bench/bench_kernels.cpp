@@ -41,9 +41,13 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
 // > 0, bwd_weights' shape: row m of A is channel m of K pixels `pixel` floats apart (src^T,
 // read at a stride), one batch element per image row (ResNet-50's 1x1 weight gradient: rows
 // of 56 pixels of 64 channels).
+// With `narrow` bf16, C is the layer's bf16 output, rounded by the microkernel from its
+// registers (brgemm_args::C16), rows `ldc` elements apart as in a 1x1 layer of that many output
+// channels: the store a short K pays once per call.
 template <typename E, int P>
 void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
-                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb) {
+                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb,
+                 data_type narrow, dim_t ldc) {
     const dim_t N = dim_t(NV) * W;
     if (ldb <= 0) ldb = N;
     const dim_t per_batch = pixel > 0 ? K * pixel : M * K;
@@ -57,6 +61,12 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
         bs.push_back(B.data() + b * K * ldb);
     }
     for (int m = 0; m < M; ++m) crows.push_back(C.data() + m * N);
+    if (ldc < N) ldc = N;
+    std::vector<uint16_t> C16(size_t(M * ldc) + 32);
+    std::vector<uint16_t *> c16rows;
+    // (A 64-byte aligned start, as the layer's lines: the streamed stores need it.)
+    uint16_t *const c16 = C16.data() + (64 - reinterpret_cast<uintptr_t>(C16.data()) % 64) % 64 / 2;
+    for (int m = 0; m < M; ++m) c16rows.push_back(c16 + m * ldc);
     detail::brgemm_args<E> a{};
     a.K = K;
     a.nbatch = nbatch;
@@ -67,9 +77,12 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
     a.C = crows.data();
     a.tail = W;
     a.init = detail::ukernel_init::zero;
+    a.narrow = narrow;
+    a.C16 = c16rows.data();
     bench::timed_loop(state, 2.0 * double(M) * double(N) * double(K) * nbatch, [&] {
         fn(M, NV, a);
         benchmark::DoNotOptimize(C.data());
+        benchmark::DoNotOptimize(C16.data());
     });
 }
 
@@ -92,23 +105,34 @@ void register_ukernel_benchmarks() {
                 benchmark::RegisterBenchmark(
                     ("ukernel/" + std::string(s->name) + "/f32/" + tile + sh.suffix).c_str(),
                     run_ukernel<float, 1>, s->f32, m, nv, s->vlen, sh.K, sh.nbatch, dim_t(0),
-                    dim_t(0));
+                    dim_t(0), data_type::f32, dim_t(0));
                 if (s->bf16 && sh.K % 2 == 0)
                     benchmark::RegisterBenchmark(
                         ("ukernel/" + std::string(s->name) +
                          (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile + sh.suffix)
                             .c_str(),
                         run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, sh.K, sh.nbatch,
-                        dim_t(0), dim_t(0));
+                        dim_t(0), dim_t(0), data_type::f32, dim_t(0));
             }
+            // ResNet-50's res2 1x1 forward in bf16: K = 64, its bf16 output (256 channels)
+            // rounded by the microkernel.
+            if (s->bf16)
+                benchmark::RegisterBenchmark(
+                    ("ukernel/" + std::string(s->name) +
+                     (s->bf16_native ? "/bf16/" : "/bf16_emulated/") + tile + "/k64x1_out_bf16")
+                        .c_str(),
+                    run_ukernel<uint16_t, 2>, s->bf16, m, nv, s->vlen, dim_t(64), 1, dim_t(0),
+                    dim_t(0), data_type::bf16, dim_t(256));
             benchmark::RegisterBenchmark(
                 ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x7_a64").c_str(),
-                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64), dim_t(0));
+                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64), dim_t(0),
+                data_type::f32, dim_t(0));
             // The same in the layer's place: B one block of output channels of rows of 256.
             benchmark::RegisterBenchmark(
                 ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x5_a64_b256")
                     .c_str(),
-                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 5, dim_t(64), dim_t(256));
+                run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 5, dim_t(64), dim_t(256),
+                data_type::f32, dim_t(0));
         }
     }
 }
