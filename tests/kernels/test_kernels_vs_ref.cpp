@@ -32,6 +32,7 @@ struct case_ranges {
     bool depthwise;  // one case in six is depthwise
     dim_t w_stride = 0;  // the stride along w, when not drawn
     bool equal_channels = false;  // ocg = icg (the grouped kernels' problems)
+    dim_t dilation = 0;  // the dilation of every axis, when not drawn (the pads end made to fit)
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
 constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
@@ -64,6 +65,13 @@ constexpr case_ranges three_vector_ranges{
 // UBSan in the grouped kernel's bwd_data).
 constexpr case_ranges huge_w_stride_ranges{
     {2}, {1, 3}, {1, 2, 5}, {1, 2, 7}, {1, 2, 3}, {3, 4, 9}, {1, 2}, true, INT64_MAX / 2};
+// A dilation far beyond the image on every axis (pads to match: each output pixel reads one
+// tap per axis): nothing may size a copy by the span of the taps (found by fuzz_rewrite under
+// UBSan in the grouped kernel's bwd_weights, whose src box overflowed). Few channels per group
+// on both sides, so that the grouped kernels are asked too.
+constexpr case_ranges huge_dilation_ranges{{1, 2, 3}, {1, 2, 4}, {1, 2, 4, 8, 17}, {},
+                                           {2, 3},    {1, 2, 5}, {1, 2},           true,
+                                           0,         true,      INT64_MAX / 16};
 
 // Kernels much larger than the input (sizes 1-3, kernels of 5-13 taps, the padding made to
 // match): most taps read only padding for every output, and the direct kernels neither pack
@@ -102,12 +110,12 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         k.push_back(pick(rng, cr.kernel));
         s.push_back(pick(rng, {1, 1, 2, 3, 4}));
         if (cr.w_stride && j == S - 1) s.back() = cr.w_stride;
-        d.push_back(pick(rng, {1, 1, 1, 2, 3}));
+        d.push_back(cr.dilation ? cr.dilation : pick(rng, {1, 1, 1, 2, 3}));
         pb.push_back(pick(rng, {0, 0, 1, 2, 3, 5}));
         pe.push_back(pick(rng, {0, 0, 1, 2, 4}));
         const dim_t ke = (k[j] - 1) * d[j] + 1;
         dim_t I = pick(rng, cr.sizes);
-        if (I + pb[j] + pe[j] < ke) I = ke - pb[j] - pe[j] + dim_t(rng() % 3);
+        if (I + pb[j] + pe[j] < ke && !cr.dilation) I = ke - pb[j] - pe[j] + dim_t(rng() % 3);
         if (I < 1) I = 1;
         if (I + pb[j] + pe[j] < ke) pe[j] = ke - I - pb[j];
         big.push_back(I);
@@ -227,6 +235,14 @@ const std::vector<testing::swept_case> &huge_stride_cases() {
     return cases;
 }
 
+// 1-D/2-D/3-D problems with dilations near the dim_t range, on 1-2 threads.
+const std::vector<testing::swept_case> &huge_dilation_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261204, 60, [](std::mt19937_64 &rng) { return make_case(rng, huge_dilation_ranges); },
+        [](int iter) { return 1 + iter % 2; });
+    return cases;
+}
+
 // 1-D/2-D/3-D problems whose kernels outsize their inputs, on 1-3 threads.
 const std::vector<testing::swept_case> &big_kernel_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -303,6 +319,10 @@ TEST_P(KernelRow, FewInputChannels) {
 
 TEST_P(KernelRow, HugeStrideAlongW) {
     sweep_row(*GetParam(), huge_stride_cases(), false);
+}
+
+TEST_P(KernelRow, HugeDilation) {
+    sweep_row(*GetParam(), huge_dilation_cases(), false);
 }
 
 INSTANTIATE_TEST_SUITE_P(Inventory, KernelRow, ::testing::ValuesIn(inventory_rows()),

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "core/float_convert.hpp"
-#include "kernels/common/direct_plan.hpp"
 #include "kernels/col2im_kernels.hpp"
-#include "kernels/few_oc_kernels.hpp"
+#include "kernels/common/direct_plan.hpp"
+#include "kernels/common/gemm_plan.hpp"
+#include "kernels/direct_kernels.hpp"
 #include "kernels/dw_kernels.hpp"
 #include "kernels/dw_ncx_kernels.hpp"
-#include "kernels/common/gemm_plan.hpp"
+#include "kernels/few_oc_kernels.hpp"
 #include "kernels/pack/packed_formats.hpp"
 #include "kernels/ukernel/brgemm_args.hpp"
 #include "kernels/ukernel/ukernel_set.hpp"

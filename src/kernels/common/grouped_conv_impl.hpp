@@ -141,6 +141,8 @@ struct grouped_box {
     grouped_box(const conv_problem &p, dim_t nr)
         : bd((p.k[0] - 1) * p.dl[0] + 1), bh((nr - 1) * p.s[1] + (p.k[1] - 1) * p.dl[1] + 1),
           wp((p.o[2] - 1) * p.s[2] + (p.k[2] - 1) * p.dl[2] + 1) {}
+    // grouped_why_not declines problems whose one-row box outgrows L2, and the run is grown only
+    // while its box fits L1 (grouped_bwd_weights_run, in double), so this product fits a dim_t.
     dim_t floats() const { return bd * bh * wp * W; }
     dim_t tap_offset(const conv_problem &p, dim_t t) const {
         const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
@@ -241,13 +243,19 @@ static void grouped_bwd_weights_group(const conv_problem &p, const grouped_box &
 static dim_t grouped_block_floats(const conv_problem &p, dim_t nr) {
     return grouped_box(p, nr).floats() + nr * p.o[2] * W;
 }
+// The same in bytes, in double: the extents of a run grow by a stride per row, and strides,
+// dilations and pads may reach the dim_t range.
+static double grouped_block_bytes(const conv_problem &p, dim_t nr) {
+    return grouped_box_bytes(p, nr, W) + double(nr) * double(p.o[2]) * W * double(sizeof(float));
+}
 // The most diff_dst rows of one plane per run whose box and rows of one block fit half of L1,
 // and of all blocks half of L2.
 static dim_t grouped_bwd_weights_run(const direct_plan &pl, dim_t nblocks) {
     const conv_problem &p = pl.p;
     const auto fits = [&](dim_t nr) {
-        const dim_t bytes = grouped_block_floats(p, nr) * dim_t(sizeof(float));
-        return bytes <= pl.caches.l1d / 2 && nblocks * bytes <= pl.caches.l2 / 2;
+        const double bytes = grouped_block_bytes(p, nr);
+        return bytes <= double(pl.caches.l1d / 2) &&
+               double(nblocks) * bytes <= double(pl.caches.l2 / 2);
     };
     dim_t nr = 1;
     while (nr < p.o[1] && fits(nr + 1)) ++nr;
