@@ -230,15 +230,17 @@ struct vt {
     }
     template <data_type DT>
     static inline void stream_half2(uint16_t *p, V lo, V hi) {
-        __m512i h;
 #ifdef CONVGRAD_NATIVE_VDPBF16PS
-        if (DT == data_type::bf16 &&
-            (_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) == 0)
-            h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));  // (lo in the low half)
-        else
+        if (DT == data_type::bf16 && (cvtne_misreads(lo) | cvtne_misreads(hi)) == 0)
+            return store_bf16x2_cvtne(p, lo, hi, true);
 #endif
-            h = _mm512_inserti64x4(_mm512_castsi256_si512(to_half<DT>(lo)), to_half<DT>(hi), 1);
-        if ((reinterpret_cast<uintptr_t>(p) & 63) == 0)
+        store_halves(
+            p, _mm512_inserti64x4(_mm512_castsi256_si512(to_half<DT>(lo)), to_half<DT>(hi), 1),
+            true);
+    }
+    // 32 halves h, past the caches when `stream` and p is aligned to a line.
+    static inline void store_halves(uint16_t *p, __m512i h, bool stream) {
+        if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
             _mm512_stream_si512(reinterpret_cast<__m512i *>(p), h);
         else
             _mm512_storeu_si512(p, h);
@@ -253,11 +255,7 @@ struct vt {
     // lo and hi (no lane denormal) by one vcvtne2ps2bf16 into 32 bf16; past the caches when
     // `stream` and p is aligned to a line.
     static inline void store_bf16x2_cvtne(uint16_t *p, V lo, V hi, bool stream) {
-        const __m512i h = __m512i(_mm512_cvtne2ps_pbh(hi, lo));  // (lo in the low half)
-        if (stream && (reinterpret_cast<uintptr_t>(p) & 63) == 0)
-            _mm512_stream_si512(reinterpret_cast<__m512i *>(p), h);
-        else
-            _mm512_storeu_si512(p, h);
+        store_halves(p, __m512i(_mm512_cvtne2ps_pbh(hi, lo)), stream);  // (lo in the low half)
     }
     static inline void store_bf16_cvtne_mask(uint16_t *p, V v, mask_t m) {
         _mm256_mask_storeu_epi16(p, m, __m256i(_mm512_cvtneps_pbh(v)));
