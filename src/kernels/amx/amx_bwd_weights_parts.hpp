@@ -42,17 +42,17 @@ struct pixel_walk {
         for (int x = 0; x < 3; ++x) d += o[x] * p.dst.sp[x];
         return d;
     }
-    /// Its source pixel through tap (kd, kh, kw): the offset in src (channel 0 of group g), and
-    /// whether it is inside the image.
+    /// Its source pixel through tap (kd, kh, kw): whether it is inside the image, and then its
+    /// offset in src (channel 0 of group g). (Outside, the offset is not computed: with
+    /// padding and dilation near the dim_t range, the index times a stride may not fit.)
     bool src_offset(const int64_t tap[3], int64_t g, int64_t &off) const {
         off = img * p.src.n + g * p.icg * p.src.c;
-        bool in = true;
         for (int x = 0; x < 3; ++x) {
             const int64_t i = o[x] * p.s[x] + tap[x] * p.dl[x] - p.pb[x];
-            in = in && i >= 0 && i < p.i[x];
+            if (i < 0 || i >= p.i[x]) return false;
             off += i * p.src.sp[x];
         }
-        return in;
+        return true;
     }
 };
 
