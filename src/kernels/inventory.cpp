@@ -337,7 +337,8 @@ const std::vector<impl_desc> &table() {
          .create = bf16dot<avx512_bf16::run_bf16dot, zmm_tile>,
          .create_emulated = vdpbf16ps_emulated<bf16dot<avx512::run_bf16dot, zmm_tile>,
                                                bf16dot<avx512_emu::run_bf16dot, zmm_tile>>,
-         .emulation_isa = cpu_isa::avx2},
+         .emulation_isa = cpu_isa::avx2,
+         .guards_padded_taps = {conv_direction::fwd, conv_direction::bwd_data}},
 
         {.name = "direct_brgemm:avx512",
          .directions = all_directions,
