@@ -30,14 +30,17 @@ double conv_problem::macs() const {
     return double(mb) * double(g) * double(ocg) * double(icg) * double(osp()) * double(ksp());
 }
 
+bool conv_problem::flattens_w() const {
+    return g == 1 && dl[2] == 1 && k[2] > 1 && icg < 8 && icg * k[2] <= 64;
+}
+
 double conv_problem::scratch_bound(int nthr) const {
     auto d = [](dim_t v) { return double(v); };
     // Padded src row of the few-channel forward kernel: every window of the kernel lies inside.
-    // Only the forward that flattens the kernel width copies it (kernels/common/direct_plan.hpp,
-    // direct_flattens_w): counted for others, huge pads made the bound of a tiny weight gradient
-    // pass the API's limit and let kernels size copies by the pads.
-    const bool few_channels = dir == conv_direction::fwd && g == 1 && dl[2] == 1 && k[2] > 1 &&
-                              icg < 8 && icg * k[2] <= 64;
+    // Only the forward that flattens the kernel width copies it: counted for others, huge pads
+    // made the bound of a tiny weight gradient pass the API's limit and let kernels size copies
+    // by the pads.
+    const bool few_channels = dir == conv_direction::fwd && flattens_w();
     const double wpad = few_channels ? std::max(d(i[2]) + d(pb[2]) + d(pe[2]), (d(o[2]) - 1) * d(s[2]) + d(k[2]))
                                      : d(i[2]);
     const double src_f32 = 4 * d(mb) * d(ic()) * d(i[0]) * d(i[1]) * wpad;

@@ -63,6 +63,11 @@ struct conv_problem {
     /// outside diff_dst: the reference leaves those taps out (an infinite weight there must not
     /// meet a zero, dispatch/padded_tap_guard.hpp).
     bool reads_padding() const;
+    /// Few input channels (the first layer of a network: 3): the direct kernels' forward makes
+    /// the kernel width and the channels together the reduced axis, contiguous in a copy of src
+    /// padded along w (kernels/common/direct_plan.hpp, direct_flattens_w). Here because the
+    /// scratch bound counts that copy.
+    bool flattens_w() const;
     /// Multiply-adds of the computation (the same for all three directions).
     double macs() const;
     /// Upper bound (bytes) of the scratch memory any implementation allocates in one execution

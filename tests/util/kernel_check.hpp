@@ -200,16 +200,17 @@ inline row_runs check_row_cases(const detail::impl_desc &row, const row_mode &m,
         omp_set_num_threads(c.nthr);
         // Scratch poisoned too: a kernel that reads scratch it did not write (a weights panel
         // it skipped packing, a tail it did not zero) gets NaN, not a lucky earlier value.
+        bool threw = false;
         try {
             const poisoned_scratch guard;
             run_poisoned(c.r, create, in, got);
         } catch (const std::exception &e) {  // (a row that accepts a problem must compute it)
-            omp_set_num_threads(saved_threads);
             ADD_FAILURE() << row.name << " on " << c.text << " " << c.r.prob.desc() << " threads "
                           << c.nthr << ": " << e.what();
-            continue;
+            threw = true;
         }
         omp_set_num_threads(saved_threads);
+        if (threw) continue;
         ++done.runs;
         const std::vector<double> have = got.values();
         if (hash_values(have) == c.want_hash()) continue;

@@ -157,8 +157,8 @@ struct flat_pairs_operand {
                                 size_t(p.i[2] * C) * sizeof(bf16_t));
                 } else if (contiguous_bf16) {
                     const bf16_t *in = static_cast<const bf16_t *>(user) + base;
-                    // (A loop, not a memcpy per pixel: 1-7 channels, where the call cost as much as the
-                    // rest of the copy.)
+                    // (A loop, not a memcpy per pixel: 1-7 channels, where the call cost as
+                    // much as the rest of the copy.)
                     for (dim_t w = 0; w < p.i[2]; ++w, px += Kp) {
                         for (dim_t c = 0; c < C; ++c) px[c] = in[w * l.sp[2] + c];
                         if (Kp > C) px[C] = 0;

@@ -132,9 +132,10 @@ inline int direct_block_nv(const direct_plan &pl, dim_t c_chan) {
 /// caches of the given sizes (by default this machine's).
 /// Few input channels (the first layer of a network: 3): the forward direct kernel makes the
 /// kernel width and the channels together the reduced axis, contiguous in a copy of src padded
-/// along w, so each batch element reduces KW*ICg values instead of ICg.
+/// along w, so each batch element reduces KW*ICg values instead of ICg (conv_problem::flattens_w,
+/// which the scratch bound shares).
 inline bool direct_flattens_w(const conv_problem &p) {
-    return p.g == 1 && p.dl[2] == 1 && p.k[2] > 1 && p.icg < 8 && p.icg * p.k[2] <= 64;
+    return p.flattens_w();
 }
 
 /// bwd_weights: the rows of the register tile of the first block of output channels, the

@@ -141,8 +141,9 @@ struct grouped_box {
     grouped_box(const conv_problem &p, dim_t nr)
         : bd((p.k[0] - 1) * p.dl[0] + 1), bh((nr - 1) * p.s[1] + (p.k[1] - 1) * p.dl[1] + 1),
           wp((p.o[2] - 1) * p.s[2] + (p.k[2] - 1) * p.dl[2] + 1) {}
-    // grouped_why_not declines problems whose one-row box outgrows L2, and the run is grown only
-    // while its box fits L1 (grouped_bwd_weights_run, in double), so this product fits a dim_t.
+    // grouped_why_not declines problems whose one-row box outgrows both L2 and 4x the src image,
+    // and the run is grown only while its box fits L1 (grouped_bwd_weights_run, in double), so
+    // this product fits a dim_t.
     dim_t floats() const { return bd * bh * wp * W; }
     dim_t tap_offset(const conv_problem &p, dim_t t) const {
         const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
