@@ -44,11 +44,12 @@ class bf16dot_kernel final : public kernel {
 
 double bf16dot_scratch_bytes(const conv_problem &p, int nthr) {
     auto d = [](dim_t v) { return double(v); };
-    // (The flattened forward's copy is padded along w: pads and windows' overhang.)
+    // (The flattened forward's copy is padded along w: pads and windows' overhang, and one
+    // column past the last window, flat_padded_w.)
     const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
-    const double src_w =
-        flat ? std::max(d(p.i[2]) + d(p.pb[2]) + d(p.pe[2]), d(p.o[2] - 1) * d(p.s[2]) + d(p.k[2]))
-             : d(p.i[2]);
+    const double src_w = flat ? std::max(d(p.i[2]) + d(p.pb[2]) + d(p.pe[2]),
+                                         d(p.o[2] - 1) * d(p.s[2]) + d(p.k[2]) + 1)
+                              : d(p.i[2]);
     const double src = d(p.mb) * d(p.i[0]) * d(p.i[1]) * src_w * d(p.g) * d(p.icg + 1);
     const double dst = d(p.mb) * d(p.osp()) * d(p.g) * d(p.ocg + 1);
     const double wei = d(p.g) * d(p.ksp()) * (d(p.icg) + 16) * (d(p.ocg) + 16);

@@ -108,37 +108,53 @@ static bool pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
 }
 
 // The forward with few input channels (direct_flattens_w: the first layer of a network, 3
-// channels) reduces the kernel width and the channels together, K = KW x Kp with Kp the channels
-// rounded up to a pair: one tap per (kd, kh), whose window of KW columns is Kp * KW consecutive
-// bf16 of a copy of src [n][d][h][wpad][Kp], padded along w with zero columns (column x is
-// iw = x - pb) and with a zero channel when the count is odd. 3 channels go as 2 pairs, a third
-// more products than f32, at twice its rate; by channel pairs alone each broadcast had 2 pairs
-// to multiply, and the kernel lost to the f32 one.
-static dim_t flat_padded_w(const conv_problem &p) {  // (as the f32 kernel's run_fwd)
-    return imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
+// channels) reduces the kernel width and the channels together: one tap per (kd, kh), whose
+// window of KW columns is KW x Kp consecutive bf16 of a copy of src [n][d][h][wpad][Kp], padded
+// along w with zero columns (column x is iw = x - pb). K = KW x Kp rounded up to a pair (flat_k):
+// the pairs run across the taps (kw, c), (kw, c + 1) ... (kw + 1, 0), and an odd window takes one
+// element past its last column, the next column's channel 0, times a zero weight. By channel
+// pairs alone each broadcast had 2 pairs to multiply, and the kernel lost to the f32 one.
+// Kp is the channel count, with no zero channel (ResNet-50's stem: 11 pairs per window, where a
+// zero fourth channel made 14), unless a copied pixel is not finite: 0 x inf would be NaN where
+// the element past the window is a real pixel, so such a src is copied again with a zero
+// channel (Kp even, no element past the window), and the weights are packed to match.
+static dim_t flat_k(const conv_problem &p, dim_t Kp) {
+    return p.k[2] * Kp + (p.k[2] * Kp) % 2;
 }
-// Kp: the channels of a pixel of that copy. An odd count is padded with a zero channel only
-// when the window's KW x channels is odd too: otherwise the pairs run across the taps (kw, c),
-// (kw, c + 1) ... (kw + 1, 0), with no zero channel multiplied. One channel with kernel 10
-// (wav2vec2's first layer) had half of its products on the padding channel.
-static dim_t flat_chan(const conv_problem &p) {
-    return p.icg % 2 == 0 || p.k[2] % 2 == 0 ? p.icg : p.icg + 1;
+static dim_t flat_padded_w(const conv_problem &p, dim_t Kp) {  // (as the f32 kernel's run_fwd)
+    const dim_t windows = (p.o[2] - 1) * p.s[2] + p.k[2];
+    // (The last window's element past its end lies in the row: one more column.)
+    return imax(p.i[2] + p.pb[2] + p.pe[2], windows + (p.k[2] * Kp) % 2);
 }
 struct flat_pairs_operand {
     scratch copy;
     tview<bf16_t> v{};
-    dim_t chan;  // Kp
+    dim_t chan = 0;  // Kp
     // (Not `used`: an empty operand, for the forward by channel pairs.)
     flat_pairs_operand(const conv_problem &p, int nthr, const void *user, bool used)
-        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p) * flat_chan(p), 2) : 0),
-          chan(flat_chan(p)) {
+        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p, p.icg + 1) * (p.icg + 1), 2)
+                    : 0),
+          chan(p.icg) {
         if (!used) return;
+        // An odd window reads past its end: the copy must be finite (see above).
+        const bool odd_window = (p.k[2] * chan) % 2 != 0;
+        if (!fill(p, nthr, user, odd_window)) {
+            chan = p.icg + 1;
+            fill(p, nthr, user, false);
+        }
+    }
+
+  private:
+    // Copies src with `chan` channels a pixel. Returns false when `check` and a copied value
+    // is not finite.
+    bool fill(const conv_problem &p, int nthr, const void *user, bool check) {
         const data_layout &l = p.src;
-        const dim_t wpad = flat_padded_w(p), C = p.icg, Kp = chan, row = wpad * Kp;
+        const dim_t wpad = flat_padded_w(p, chan), C = p.icg, Kp = chan, row = wpad * Kp;
         bf16_t *out = reinterpret_cast<bf16_t *>(copy.p);
         v = {out, p.i[0] * p.i[1] * row, p.i[1] * row, row, Kp};
         const dim_t rows = p.mb * p.i[0] * p.i[1];
         const bool contiguous_bf16 = p.dt == data_type::bf16 && l.c == 1;
+        std::atomic<bool> finite{true};
         parallel(nthr, [&](int ithr, int nt) {
             dim_t s, e;
             split(rows, nt, ithr, s, e);
@@ -170,22 +186,26 @@ struct flat_pairs_operand {
                         if (Kp > C) px[C] = 0;
                     }
                 }
+                if (check && !bf16_finite(o + p.pb[2] * Kp, p.i[2] * Kp))
+                    finite.store(false, std::memory_order_relaxed);
             }
         });
+        return finite.load();
     }
 };
 
-// Weights of the flattened forward as VNNI pairs [kd][kh][KW * Kp / 2][ldn][2]: row
-// kw * Kp + c, zero for the odd count's padding channel (each kw's channels are packed as an
-// odd K, paired with zeros). Pairs across the taps (Kp odd, flat_chan): row by row, the rows of
-// a pair from two taps. Returns whether they are all finite (bf16_finite).
-static bool pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *user, dim_t ldn,
-                                   bf16_t *out) {
+// Weights of the flattened forward as VNNI pairs [kd][kh][flat_k / 2][ldn][2]: row
+// kw * Kp + c, zero for a padding channel (Kp even: each kw's channels are packed as an odd K,
+// paired with zeros). Pairs across the taps (Kp odd): row by row, the rows of a pair from two
+// taps, and a zero row past the window when KW x Kp is odd. Returns whether they are all finite
+// (bf16_finite).
+static bool pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *user, dim_t Kp,
+                                   dim_t ldn, bf16_t *out) {
     const weights_layout &l = p.wei;
-    const dim_t Kp = flat_chan(p), taps = p.k[0] * p.k[1];
+    const dim_t taps = p.k[0] * p.k[1];
     std::atomic<bool> finite{true};
     if (Kp % 2) {
-        const dim_t K = p.k[2] * Kp;  // (even)
+        const dim_t K = flat_k(p, Kp), window = p.k[2] * Kp;
         parallel(nthr, [&](int ithr, int nt) {
             dim_t s, e;
             split(taps, nt, ithr, s, e);
@@ -197,7 +217,7 @@ static bool pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *
                     const dim_t base = kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2] + c * l.ic;
                     bf16_t *row = o + (r / 2) * ldn * 2 + r % 2;
                     for (dim_t n = 0; n < p.ocg; ++n)
-                        row[2 * n] = bf16_at(p.dt, user, base + n * l.oc);
+                        row[2 * n] = r < window ? bf16_at(p.dt, user, base + n * l.oc) : 0;
                     for (dim_t n = p.ocg; n < ldn; ++n) row[2 * n] = 0;
                 }
                 if (!bf16_finite(o, K * ldn)) finite.store(false, std::memory_order_relaxed);
@@ -234,11 +254,11 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     const flat_pairs_operand src_flat(p, nthr, args.src, flat);
     const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst, p.oc(),
                               p.o, false);
-    const dim_t Kp = flat ? flat_chan(p) : p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
-    const dim_t K = flat ? p.k[2] * Kp : Kp, ksp = flat ? p.k[0] * p.k[1] : p.ksp();
+    const dim_t Kp = flat ? src_flat.chan : p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
+    const dim_t K = flat ? flat_k(p, Kp) : Kp, ksp = flat ? p.k[0] * p.k[1] : p.ksp();
     scratch wp(div_up(p.g * ksp * vnni_pairs_size(K, ldn), 2));
     const bool finite =
-        flat ? pack_flat_weight_pairs(p, nthr, args.wei, ldn, reinterpret_cast<bf16_t *>(wp.p))
+        flat ? pack_flat_weight_pairs(p, nthr, args.wei, Kp, ldn, reinterpret_cast<bf16_t *>(wp.p))
              : pack_weight_pairs(p, nthr, args.wei, false, ldn, reinterpret_cast<bf16_t *>(wp.p));
     if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.oc() + W : 0);
@@ -274,7 +294,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     j.c_chan = p.ocg;
     j.a_chan = a_chan;
     for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x], 0};
-    if (flat) j.ax[2].a_size = flat_padded_w(p);
+    if (flat) j.ax[2].a_size = flat_padded_w(p, Kp);
     j.taps = taps;
     j.ntaps = ntaps;
     j.w = reinterpret_cast<const bf16_t *>(wp.p);
