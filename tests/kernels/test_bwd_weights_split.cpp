@@ -520,8 +520,8 @@ TEST(BwdWeightsSplit, ThePlanSplitsTheWeightsWhereTheyAreBigNextToTheData) {
 TEST(BwdWeights, ThePlanCutsRowsBeyondItsBudgetIntoPixelChunks) {
     const detail::cache_sizes caches{48 * 1024, 2 * 1024 * 1024, "test"};
     // wav2vec2's first layer: 1 -> 512 channels, kernel 10, stride 5, 16000 outputs a row
-    // (33 MB of src and diff_dst): chunks of 126 pixels (0.25 MB: with the next one, the
-    // budget, a quarter of L2).
+    // (33 MB of src and diff_dst): chunks of 126 pixels (256 KB each, with the next one within
+    // a quarter of this 2 MB L2; within half of a 1 MB L2, Zen 4/5's, the same chunks).
     detail::conv_problem w2v = weights_problem(4, 1, 512, 1, 1, 1);
     w2v.nsp = 1;
     w2v.o[1] = w2v.i[1] = w2v.k[1] = 1, w2v.pb[1] = w2v.pe[1] = 0;
@@ -529,6 +529,11 @@ TEST(BwdWeights, ThePlanCutsRowsBeyondItsBudgetIntoPixelChunks) {
     const detail::direct_plan pl = detail::make_direct_plan(w2v, 16, 32, caches);
     EXPECT_EQ(pl.pixels_per_chunk, 126) << detail::describe(pl);
     EXPECT_NE(detail::describe(pl).find("pixels_per_chunk=126"), std::string::npos);
+    const detail::cache_sizes zen{48 * 1024, 1024 * 1024, "test"};
+    EXPECT_EQ(detail::make_direct_plan(w2v, 16, 32, zen).pixels_per_chunk, 126);
+    // A smaller L2 (512 KB): 128 KB chunks, at least 64 pixels.
+    const detail::cache_sizes small{32 * 1024, 512 * 1024, "test"};
+    EXPECT_EQ(detail::make_direct_plan(w2v, 16, 32, small).pixels_per_chunk, 64);
     // Rows within the budget stay whole: ResNet-50's res2 3x3 (56 pixels of 64 channels).
     EXPECT_EQ(detail::make_direct_plan(weights_problem(8, 64, 64, 56, 3, 1), 16, 32, caches)
                   .pixels_per_chunk,

@@ -70,16 +70,20 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             d.rows_per_chunk = std::max(
                 d.rows_per_chunk, dim_t(std::ceil(256.0 / double(std::max<dim_t>(p.o[2], 1)))));
     }
-    // A row beyond the budget: chunks of its output pixels, each with the next (prefetched
-    // while it is reduced) within the budget, at least 64 pixels a call. wav2vec2's first layer
-    // (1 -> 512 channels, kernel 10, stride 5, rows of 16000 outputs, 33 MB each): its 10 taps
-    // in two tiles and 8 blocks of output channels each read the whole row from memory, 14.4
-    // ms on 2 threads against oneDNN's 4.1; in chunks of 126 pixels 6.1-7.0 ms, of 256 pixels
-    // (the budget for one chunk) 8.2-8.9, alternated, 1 thread 16-17 against 21 ms.
+    // A row beyond the budget: chunks of its output pixels of 256 KB (at most a quarter of the
+    // L2: with the next one, prefetched while it is reduced, within half), at least 64 pixels
+    // a call. wav2vec2's first layer (1 -> 512 channels, kernel 10, stride 5, rows of 16000
+    // outputs, 33 MB each): its 10 taps in two tiles and 8 blocks of output channels each read
+    // the whole row from memory, 14.4 ms on 2 threads against oneDNN's 4.1; in chunks of 126
+    // pixels (256 KB) 6.1-7.0 ms, of 256 pixels 8.2-8.9, alternated, 1 thread 16-17 against 21
+    // ms (Xeon, 2 MB L2). On Zen 5 (1 MB L2), 64 pixels (a quarter of the L2 for both chunks)
+    // against 126, 3 alternated rounds: 2 threads 5.5-5.8 -> 3.4-5.0 ms, 1 thread 12.7-13.0 ->
+    // 6.6-9.2, bf16 1.1x.
     d.pixels_per_chunk = 0;
     if (p.dir == conv_direction::bwd_weights && row_bytes > double(b.l2_rows)) {
         const double pixel_bytes = (double(p.s[2]) * double(p.ic()) + double(p.oc())) * 4.0;
-        const double n = std::max(64.0, std::floor(double(b.l2_rows) / (2.0 * pixel_bytes)));
+        const double chunk = std::min(double(caches.l2) / 4.0, 256.0 * 1024.0);
+        const double n = std::max(64.0, std::floor(chunk / pixel_bytes));
         if (n < double(p.o[2])) d.pixels_per_chunk = dim_t(n);
     }
     // Copies of one chunk (the tensors that are not used in place) within half the threads' L2.
