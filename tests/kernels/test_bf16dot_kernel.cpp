@@ -177,6 +177,12 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         add(t);
         t.ncx = true, t.icg = 5;
         add(t);
+        // An odd window on a narrow row: 7 channels, one pixel, kernel 3, pads 1 (the copy
+        // without a zero channel has the longer row: 4 columns of 7 against 3 of 8)
+        conv_case n = base(dir, 1);
+        n.icg = 7, n.ocg = 9, n.mb = 8;
+        set_axis(n, 2, 1, 3, 1, 1, 1, 1);
+        add(n);
         conv_case e = base(dir, 3);
         e.icg = 3, e.ocg = 16, e.ncx = true;
         set_axis(e, 0, 4, 3, 2, 1, 1, 1);

@@ -131,8 +131,13 @@ struct flat_pairs_operand {
     tview<bf16_t> v{};
     dim_t chan = 0;  // Kp
     // (Not `used`: an empty operand, for the forward by channel pairs.)
+    // (Room for either copy: the one without a zero channel may have a longer row, one column
+    // more, where the row is narrow: 7 channels, a 1-pixel image, kernel 3, pads 1.)
     flat_pairs_operand(const conv_problem &p, int nthr, const void *user, bool used)
-        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] * flat_padded_w(p, p.icg + 1) * (p.icg + 1), 2)
+        : copy(used ? div_up(p.mb * p.i[0] * p.i[1] *
+                                 imax(flat_padded_w(p, p.icg) * p.icg,
+                                      flat_padded_w(p, p.icg + 1) * (p.icg + 1)),
+                             2)
                     : 0),
           chan(p.icg) {
         if (!used) return;
