@@ -31,7 +31,7 @@ double conv_problem::macs() const {
 }
 
 bool conv_problem::flattens_w() const {
-    return g == 1 && dl[2] == 1 && k[2] > 1 && icg < 8 && icg * k[2] <= 64;
+    return g == 1 && dl[2] == 1 && k[2] > 1 && icg < 32 && icg * k[2] <= 128;
 }
 
 double conv_problem::scratch_bound(int nthr) const {

@@ -63,10 +63,11 @@ struct conv_problem {
     /// outside diff_dst: the reference leaves those taps out (an infinite weight there must not
     /// meet a zero, dispatch/padded_tap_guard.hpp).
     bool reads_padding() const;
-    /// Few input channels (the first layer of a network: 3): the direct kernels' forward makes
-    /// the kernel width and the channels together the reduced axis, contiguous in a copy of src
-    /// padded along w (kernels/common/direct_plan.hpp, direct_flattens_w). Here because the
-    /// scratch bound counts that copy.
+    /// Few input channels (the first layer of a network: 3; up to 31, and 128 values a
+    /// window): the direct kernels' forward may make the kernel width and the channels together
+    /// the reduced axis, contiguous in a copy of src padded along w. The widest of the kernels'
+    /// rules (kernels/common/direct_plan.hpp, direct_flattens_w), here because the scratch bound
+    /// counts that copy.
     bool flattens_w() const;
     /// Multiply-adds of the computation (the same for all three directions).
     double macs() const;

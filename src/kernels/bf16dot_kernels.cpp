@@ -24,7 +24,7 @@ class bf16dot_kernel final : public kernel {
             const data_layout &l = fwd ? p.src : p.dst;
             const dim_t cg = fwd ? p.icg : p.ocg;
             const bool in_place = p.dt == data_type::bf16 && l.c == 1 && cg % 2 == 0;
-            if (fwd && direct_flattens_w(p))
+            if (direct_flattens_w(pl_))
                 s += "K=kernel width x channel pairs from a copy padded along w; ";
             else
                 s += std::string("K=channel pairs from ") +
@@ -46,7 +46,7 @@ double bf16dot_scratch_bytes(const conv_problem &p, int nthr) {
     auto d = [](dim_t v) { return double(v); };
     // (The flattened forward's copy is padded along w: pads and windows' overhang, and one
     // column past the last window, flat_padded_w.)
-    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p, true);
     const double src_w = flat ? std::max(d(p.i[2]) + d(p.pb[2]) + d(p.pe[2]),
                                          d(p.o[2] - 1) * d(p.s[2]) + d(p.k[2]) + 1)
                               : d(p.i[2]);
@@ -84,7 +84,7 @@ std::string bf16dot_why_not(const conv_problem &p) {
     // stem, 4x4 s2), 5 channels 1.3-1.7x, 6 and 8 channels slower. The forward that flattens
     // the kernel width into K (direct_flattens_w) has KW times as many pairs per broadcast.
     const dim_t reduced = p.dir == conv_direction::fwd ? p.icg : p.ocg;
-    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p, true);
     if (p.dir != conv_direction::bwd_weights && !flat && reduced < min_reduced_channels)
         return "fwd/bwd_data with " + std::to_string(reduced) + " reduced channels per group (< " +
                std::to_string(min_reduced_channels) +
@@ -105,7 +105,7 @@ std::string bf16dot_why_not(const conv_problem &p) {
     // channels alone as rows (a 3-D first layer: 1 row), and the GEMM kernel declines such
     // problems on the f32 kernel's estimate of the shared tiles.
     if (p.dir == conv_direction::bwd_weights &&
-        direct_bwd_w_shares_hd(make_direct_plan(p, 16, 32, machine_caches(), true, true)))
+        direct_bwd_w_shares_hd(make_direct_plan(p, 16, 32, machine_caches(), true, true, true)))
         return "bwd_weights with " + std::to_string(p.icg) +
                " input channels per group: the f32 direct kernel's tiles share the taps "
                "along d and h (rows (kd, kh, kw, channel)), this kernel's would have " +
@@ -126,7 +126,7 @@ std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile
     const dim_t out_chan = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
     const bool fills_vectors = out_chan % t.vlen == 0 || out_chan >= 4 * t.vlen;
     return std::make_unique<bf16dot_kernel>(
-        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors, true), run);
+        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors, true, true), run);
 }
 
 }  // namespace convgrad::detail

@@ -183,6 +183,18 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         n.icg = 7, n.ocg = 9, n.mb = 8;
         set_axis(n, 2, 1, 3, 1, 1, 1, 1);
         add(n);
+        // This kernel's wider rule (direct_flattens_w: up to 31 channels, 128 values a
+        // window): FCN's x2 upsampling data gradient (21 channels, 4x4 stride 2, 84 values),
+        // 16 channels (read in place when not flattened), and 15 channels 7 wide (an odd
+        // window of 105 values) with pads, NCX
+        for (dim_t icg : {21, 16, 15}) {
+            conv_case f = base(dir, 2);
+            f.icg = icg, f.ocg = icg == 16 ? 24 : 21, f.mb = 2, f.ncx = icg == 15;
+            const dim_t kw = icg == 15 ? 7 : icg == 21 ? 4 : 3;
+            set_axis(f, 1, 8, icg == 21 ? 4 : 3, icg == 21 ? 2 : 1, 1, 0, 1);
+            set_axis(f, 2, 12, kw, icg == 21 ? 2 : 1, 1, icg == 15 ? 3 : 0, icg == 15 ? 3 : 1);
+            add(f);
+        }
         conv_case e = base(dir, 3);
         e.icg = 3, e.ocg = 16, e.ncx = true;
         set_axis(e, 0, 4, 3, 2, 1, 1, 1);

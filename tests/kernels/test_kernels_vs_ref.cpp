@@ -86,6 +86,14 @@ constexpr case_ranges big_kernel_ranges{{1, 2, 3}, {1, 2}, {1, 3, 16, 17}, {1, 4
 constexpr case_ranges few_channel_ranges{{1, 2, 3}, {1, 1, 2}, {1, 2, 3, 5}, {16, 33, 65},
                                          {2, 3, 4, 5, 7}, {5, 9, 13, 20}, {1, 2}, false};
 
+// 8-31 input channels with kernels 2-7 wide: the forward's widest flattening rule
+// (direct_flattens_w: the vdpbf16ps kernel's, up to 31 channels and 128 values a window; the
+// f32 kernel's at stride 1 up to 16 channels), odd windows among them, and the same problems
+// unflattened for the other directions.
+constexpr case_ranges window_channel_ranges{
+    {1, 2, 2, 3}, {1},  {8, 9, 12, 16, 21, 31}, {16, 21, 33}, {2, 3, 4, 5, 7}, {5, 9, 13, 20},
+    {1, 2},       false};
+
 // 2, 4 or 8 channels per group on both sides (ResNeXt's grouped 3x3 has 32 groups of 4-8):
 // the grouped kernels put several groups on a vector's lanes (of channels, or of channel
 // pairs for vdpbf16ps), so the group counts give whole vectors and tails of every size, one
@@ -259,6 +267,14 @@ const std::vector<testing::swept_case> &few_channel_cases() {
     return cases;
 }
 
+// 1-D/2-D/3-D problems with 8-31 input channels and kernels 2-7 wide, on 1-3 threads.
+const std::vector<testing::swept_case> &window_channel_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261205, 64, [](std::mt19937_64 &rng) { return make_case(rng, window_channel_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // Each problem is taken by at least one kernel that can run here (the sse2 rows run everywhere).
 TEST(KernelsVsReference, EveryProblemHasAKernel) {
     for (const auto &c : random_cases()) {
@@ -315,6 +331,10 @@ TEST_P(KernelRow, KernelLargerThanInput) {
 
 TEST_P(KernelRow, FewInputChannels) {
     sweep_row(*GetParam(), few_channel_cases(), false);
+}
+
+TEST_P(KernelRow, WindowsOfUpTo31Channels) {
+    sweep_row(*GetParam(), window_channel_cases(), false);
 }
 
 TEST_P(KernelRow, HugeStrideAlongW) {

@@ -345,8 +345,8 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
                                bool in_rows = false, dim_t band = 0, bool stream = false,
                                dim_t panel = 0, int prefetch = -1) {
-    detail::direct_plan pl =
-        detail::make_direct_plan(pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded);
+    detail::direct_plan pl = detail::make_direct_plan(
+        pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded, false, u.bf16_only);
     pl.nthr = nthr;
     pl.gather_band_units = band;
     pl.stream_output = stream;
@@ -361,7 +361,7 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     if (out_rows > 0) {
         pl.images_per_chunk = 1;
         pl.out_rows_per_chunk = out_rows;
-        pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob);
+        pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob, pl.flat_w);
         pl.in_rows_copied = in_rows;
     }
     tensor_buffer out(pr.r.outputs[0]);

@@ -253,7 +253,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const bool flat = direct_flattens_w(p);  // (direct_plan.hpp)
+    const bool flat = direct_flattens_w(pl);  // (direct_plan.hpp)
     // src as channel pairs, or as the flattened windows' padded copy (one of the two is empty).
     const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i, !flat);
     const flat_pairs_operand src_flat(p, nthr, args.src, flat);

@@ -266,7 +266,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const bool flat = direct_flattens_w(p);  // (direct_plan.hpp)
+    const bool flat = direct_flattens_w(pl);  // (direct_plan.hpp)
     // Padded width of the flattened copy: every window of KW columns lies inside it.
     const dim_t wpad = imax(p.i[2] + p.pb[2] + p.pe[2], (p.o[2] - 1) * p.s[2] + p.k[2]);
     const dim_t src_sp[3] = {p.i[0], p.i[1], flat ? wpad : p.i[2]};

@@ -11,7 +11,7 @@
 namespace convgrad::detail {
 
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const cache_sizes &caches,
-                             bool round_output_in_kernel, bool split_weights) {
+                             bool round_output_in_kernel, bool split_weights, bool pairs) {
     direct_plan d{};
     d.p = p;
     d.vlen = vlen;
@@ -21,7 +21,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.max_m[0] = 0;
     // The forward kernel flattening kernel width and channels reads src from a copy padded
     // along w: copied, so streamed a chunk of images at a time like any other copy.
-    const bool flat = p.dir == conv_direction::fwd && direct_flattens_w(p);
+    d.flat_w = p.dir == conv_direction::fwd && direct_flattens_w(p, pairs);
+    const bool flat = d.flat_w;
     d.src_direct = p.dt == data_type::f32 && p.src.c == 1 && !flat;
     d.dst_direct = p.dt == data_type::f32 && p.dst.c == 1;
     // Fixed here, at compile time: the split (and so the bits of the result) never changes.
@@ -111,7 +112,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     const dim_t *out_sp = fwd ? p.o : p.i, *in_sp = fwd ? p.i : p.o;
     const bool out_copied = fwd ? dst_copied : src_copied;
     const bool in_copied = fwd ? src_copied || flat : dst_copied;
-    const int X = direct_out_row_axis(p);
+    const int X = direct_out_row_axis(p, flat);
     // Forward windows that skip src pixels (a stride beyond the kernel's extent: a 1x1 stride-2
     // projection) read a fraction of the copy; the GEMM kernel, which packs only what it reads,
     // is faster there (f16, 2 threads: ResNet-50's res3 projection 5.0 ms, against 6.2 on this

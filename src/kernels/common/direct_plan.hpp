@@ -22,6 +22,8 @@ struct direct_plan {
     // Whether each user tensor is used in place (f32 with contiguous channels) or copied into a
     // dense channels-last f32 scratch buffer (other layouts, bf16/f16).
     bool src_direct, dst_direct;
+    // fwd: the kernel width and the channels are reduced together (direct_flattens_w).
+    bool flat_w;
     // fwd, bwd_data: the output (dst, or src for bwd_data) is bf16/f16 with contiguous channels,
     // so the gather rounds its f32 sums into the user's tensor in place: the microkernel does
     // (brgemm_args::narrow) when all of K is one chunk, else the gather from its f32 tiles in L1.
@@ -132,10 +134,24 @@ inline int direct_block_nv(const direct_plan &pl, dim_t c_chan) {
 /// caches of the given sizes (by default this machine's).
 /// Few input channels (the first layer of a network: 3): the forward direct kernel makes the
 /// kernel width and the channels together the reduced axis, contiguous in a copy of src padded
-/// along w, so each batch element reduces KW*ICg values instead of ICg (conv_problem::flattens_w,
-/// which the scratch bound shares).
-inline bool direct_flattens_w(const conv_problem &p) {
-    return p.flattens_w();
+/// along w, so each batch element reduces KW*ICg values instead of ICg. conv_problem::flattens_w
+/// is the widest rule, which the scratch bound shares; each kernel takes its part of it:
+/// - the vdpbf16ps kernel (`pairs`), all of it (up to 31 channels and 128 values a window):
+///   its tiles reduce a pair a step, so short windows of channels leave its gather bound by its
+///   pointers and calls. Zen 5, bf16, 2 threads, 2 alternated rounds: FCN's x2 upsampling data
+///   gradient (21 channels, 4x4 stride 2) 0.49 -> 0.29 ms; over 8 forwards of 8-31 channels and
+///   kernels 3-7, 1.08-1.7x faster, none slower (even channel counts, which it reads in place
+///   unflattened, too);
+/// - the f32 kernel, which reads an f32 src in place unless it flattens: windows of stride 1 of
+///   up to 16 channels, and the stem's (fewer than 8 channels, 64 values). Same runs, f32: 8
+///   channels 5x5 1.27x, 15 channels 7x7 1.2x, 16 channels 3x3 1.1x; but FCN's x2 (stride 2)
+///   0.8-0.9x and 12 channels 4x4 stride 2 even, so not at stride 2.
+inline bool direct_flattens_w(const conv_problem &p, bool pairs) {
+    if (!p.flattens_w()) return false;
+    return pairs || (p.icg < 8 && p.icg * p.k[2] <= 64) || (p.s[2] == 1 && p.icg <= 16);
+}
+inline bool direct_flattens_w(const direct_plan &pl) {
+    return pl.p.dir == conv_direction::fwd && pl.flat_w;
 }
 
 /// bwd_weights: the rows of the register tile of the first block of output channels, the
@@ -163,10 +179,10 @@ inline bool direct_bwd_w_shares_hd(const direct_plan &pl) {
 /// (direct_plan::out_row_axis): the outermost with more than one output pixel, d, h or w (a
 /// 1-D image is cut along w); never w for the forward kernel that flattens w into K, whose
 /// copy of src is padded along w.
-inline int direct_out_row_axis(const conv_problem &p) {
+inline int direct_out_row_axis(const conv_problem &p, bool flat_w) {
     const dim_t *out_sp = p.dir == conv_direction::fwd ? p.o : p.i;
     if (out_sp[0] > 1) return 0;
-    if (out_sp[1] > 1 || (p.dir == conv_direction::fwd && direct_flattens_w(p))) return 1;
+    if (out_sp[1] > 1 || flat_w) return 1;
     return 2;
 }
 
@@ -180,9 +196,11 @@ void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *
 /// (direct_plan::weights_split), when the problem allows it.
 /// `round_output_in_kernel`: the kernel's gather can write a bf16/f16 output itself
 /// (direct_plan::out_rounded_in_kernel), when the problem allows it.
+/// `pairs`: the plan is the vdpbf16ps kernel's (its flattening rule, direct_flattens_w).
 direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              const cache_sizes &caches = machine_caches(),
-                             bool round_output_in_kernel = false, bool split_weights = false);
+                             bool round_output_in_kernel = false, bool split_weights = false,
+                             bool pairs = false);
 
 /// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2.
 std::string describe(const direct_plan &pl);

@@ -285,10 +285,9 @@ double direct_estimate(const conv_problem &p, int vlen, int nregs) {
     }
     // Each batch element (tap, or row for bwd_weights) of its microkernel reduces only this
     // many values, and costs a few cycles of pointer set-up and accumulator traffic on top.
-    const dim_t kred =
-        bwd_w   ? p.o[2]
-        : bwd_d ? p.ocg
-                : p.icg * (p.dir == conv_direction::fwd && direct_flattens_w(p) ? p.k[2] : 1);
+    const dim_t kred = bwd_w   ? p.o[2]
+                       : bwd_d ? p.ocg
+                               : p.icg * (direct_flattens_w(pl) ? p.k[2] : 1);
     // (fwd/bwd_data load one pointer per tile row and batch element, and so does bwd_weights
     // for its src^T rows. Measured, 1 thread: DCGAN's 1x1-input projection's weight gradient,
     // one pixel per row, ran 1.9x slower on the direct kernel than on the GEMM kernel, where an
