@@ -10,10 +10,12 @@ constexpr int dw_kb_max = 4;  // taps along w per register tile (x up to 2 chann
 // The most lines of new src rows fetched ahead per step of the weight gradient (dw_bww_images);
 // beyond it, the next row is left to the hardware. Measured on Zen 3 (2 threads, alternated
 // pairs): MobileNetV2's 3x3 ran 1.4-1.6x faster fetching its one new row (19 lines per step),
-// while its stride-2 layer (2 rows of 112 pixels, 76 lines per step) ran 0.80x with them, its
-// steps' own loads waiting behind the prefetches; the x2 upsampler's ConvTransposeBackwardWeights
-// (56 lines) was the same either way.
-constexpr dim_t dw_bww_ahead_lines = 48;
+// while its stride-2 layer in f32 (2 rows of 112 pixels, 150 lines per step) ran 0.80x with
+// them, its steps' own loads waiting behind the prefetches; the x2 upsampler's
+// ConvTransposeBackwardWeights (56 lines) was the same either way. On Zen 5 (2 threads, 3
+// alternated rounds) the stride-2 layer in bf16 and f16 (76 lines) ran 1.1-1.4x faster with
+// them (bf16 3.75-3.88 -> 2.58-2.96 ms), where the limit was 48; f32 again 0.8-0.9x at 160.
+constexpr dim_t dw_bww_ahead_lines = 96;
 
 // One (kd, kh) row of taps, taps [kw0, kw0 + KB) of it, channels [c0, c0 + NV*W): the
 // accumulators of the KB taps run along the outputs that read inside the row for all of them,
