@@ -350,6 +350,7 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
     pl.nthr = nthr;
     pl.gather_band_units = band;
     pl.stream_output = stream;
+    pl.stream_copied_output = stream;  // (an NCX f32 output: its copy written back streamed)
     if (panel > 0) pl.gather_panel = panel, pl.gather_whole_k = 0;
     if (prefetch >= 0) pl.prefetch_next_rows = prefetch == 1;
     // fwd/bwd_data convert `chunk` images at a time, bwd_weights `chunk` rows (n, d, h) per
@@ -511,7 +512,8 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                 // NXC, with its input rows copied when bf16/f16).
                 // (And the gather's blocks over bands of 1 and 2 units: 2 leaves a short last
                 // band where the units are odd; and the output stored past the caches, which
-                // the kernels do for f32 in place and for bf16/f16 rounded in place.)
+                // the kernels do for f32 in place and for bf16/f16 rounded in place, and for an
+                // NCX f32 output written back from its copy.)
                 struct run_of {
                     layout l;
                     dim_t chunk, out_rows;
@@ -535,7 +537,9 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                                           {layout::nxc, 0, 0, false, false, 0, true},
                                           {layout::nxc, 0, 0, false, false, 1, true},
                                           {layout::nxc, 0, 0, true, false, 0, true},
-                                          {layout::nxc, 0, 0, true, false, 1, true}};
+                                          {layout::nxc, 0, 0, true, false, 1, true},
+                                          {layout::ncx, 0, 0, false, false, 0, true},
+                                          {layout::ncx, 1, 1, false, false, 0, true}};
                 for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] : runs_of) {
                     const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
                     if ((out_rows > 0 || band > 0 || stream) && !gather) continue;

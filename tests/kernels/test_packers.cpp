@@ -165,74 +165,22 @@ TEST(Packers, ChannelsLastCopiesNxcNcxAndPaddedTensorsBothWays) {
         if (!isa_available(s->isa)) continue;
         for (data_type dt : all_types)
             for (int layout = 0; layout < 3; ++layout)
-                for (int nthr : {1, 3}) {
-                    const dim_t mb = 2, C = dim_t(1 + rng() % 19),
-                                sp[3] = {dim_t(1 + rng() % 2), 3, 5};
-                    const dim_t S = sp[0] * sp[1] * sp[2];
-                    data_layout l;
-                    if (layout == 0) {  // NXC
-                        l.c = 1, l.sp[2] = C, l.sp[1] = C * sp[2], l.sp[0] = C * sp[2] * sp[1],
-                        l.n = C * S;
-                    } else if (layout == 1) {  // NCX
-                        l.sp[2] = 1, l.sp[1] = sp[2], l.sp[0] = sp[1] * sp[2], l.c = S, l.n = C * S;
-                    } else {  // padded NXC: gaps after every channel run and row
-                        l.c = 1, l.sp[2] = C + 2, l.sp[1] = (C + 2) * sp[2] + 3,
-                        l.sp[0] = l.sp[1] * sp[1] + 1, l.n = l.sp[0] * sp[0] + 5;
-                    }
-                    const dim_t size = l.n * mb;
-                    user_buffer src(dt, size);
-                    std::vector<dim_t> offs;
-                    for (dim_t n = 0; n < mb; ++n)
-                        for (dim_t d = 0; d < sp[0]; ++d)
-                            for (dim_t h = 0; h < sp[1]; ++h)
-                                for (dim_t w = 0; w < sp[2]; ++w)
-                                    for (dim_t c = 0; c < C; ++c) {
-                                        offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] +
-                                                       w * l.sp[2] + c * l.c);
-                                        src.set(offs.back(), representable(rng, dt));
-                                    }
-                    std::vector<float> dense(offs.size(), 99.f);
-                    s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
-                    user_buffer back(dt, size);
-                    s->unpack_channels_last(dt, mb, nthr, dense.data(), back.data(), l, C, sp);
-                    for (size_t i = 0; i < offs.size(); ++i) {
-                        ASSERT_EQ(dense[i], src.get(offs[i]))
-                            << s->name << " layout " << layout << " at " << i;
-                        ASSERT_EQ(back.get(offs[i]), src.get(offs[i]))
-                            << s->name << " unpack at " << i;
-                    }
-                }
-    }
-}
-
-// The block-transposing NCX path: channel and pixel counts around the vector widths (4, 8, 16)
-// so every tail of a W x W block is hit; dense images (one run per image), rows with gaps after
-// them (one run per row), width 1 (3-D layers with w = 1), and padding between channels that
-// unpack must leave alone.
-TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
-    std::mt19937_64 rng(4);
-    struct shape {
-        dim_t C, sp[3];
-    };
-    const shape shapes[] = {{1, {1, 1, 1}},  {3, {1, 7, 7}},   {16, {1, 4, 4}}, {17, {1, 1, 33}},
-                            {33, {2, 3, 5}}, {8, {1, 1, 16}},  {5, {3, 2, 1}},  {40, {1, 2, 9}},
-                            {4, {1, 1, 4}},  {19, {1, 3, 17}}, {64, {1, 1, 3}}};
-    for (const pack_set *s : all_packers) {
-        if (!isa_available(s->isa)) continue;
-        for (data_type dt : all_types)
-            for (const shape &sh : shapes)
-                for (int gaps = 0; gaps < 3; ++gaps)
-                    for (int nthr : {1, 3}) {
-                        const dim_t mb = 2, C = sh.C;
-                        const dim_t *sp = sh.sp;
+                for (int nthr : {1, 3})
+                    for (bool stream : {false, true}) {
+                        const dim_t mb = 2, C = dim_t(1 + rng() % 19),
+                                    sp[3] = {dim_t(1 + rng() % 2), 3, 5};
+                        const dim_t S = sp[0] * sp[1] * sp[2];
                         data_layout l;
-                        l.sp[2] = 1;
-                        // gaps 0: dense NCX; 1: 2 elements after every row; 3: 3 after every
-                        // channel plane (the image stays one run) and 1 after every image.
-                        l.sp[1] = sp[2] + (gaps == 1 ? 2 : 0);
-                        l.sp[0] = l.sp[1] * sp[1];
-                        l.c = l.sp[0] * sp[0] + (gaps == 2 ? 3 : 0);
-                        l.n = l.c * C + (gaps == 2 ? 1 : 0);
+                        if (layout == 0) {  // NXC
+                            l.c = 1, l.sp[2] = C, l.sp[1] = C * sp[2], l.sp[0] = C * sp[2] * sp[1],
+                            l.n = C * S;
+                        } else if (layout == 1) {  // NCX
+                            l.sp[2] = 1, l.sp[1] = sp[2], l.sp[0] = sp[1] * sp[2], l.c = S,
+                            l.n = C * S;
+                        } else {  // padded NXC: gaps after every channel run and row
+                            l.c = 1, l.sp[2] = C + 2, l.sp[1] = (C + 2) * sp[2] + 3,
+                            l.sp[0] = l.sp[1] * sp[1] + 1, l.n = l.sp[0] * sp[0] + 5;
+                        }
                         const dim_t size = l.n * mb;
                         user_buffer src(dt, size);
                         std::vector<dim_t> offs;
@@ -245,26 +193,102 @@ TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
                                                            w * l.sp[2] + c * l.c);
                                             src.set(offs.back(), representable(rng, dt));
                                         }
-                        std::vector<float> dense(offs.size() + 1, 99.f);
+                        std::vector<float> dense(offs.size(), 99.f);
                         s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
-                        ASSERT_EQ(dense.back(), 99.f) << s->name << " wrote past the copy";
                         user_buffer back(dt, size);
-                        s->unpack_channels_last(dt, mb, nthr, dense.data(), back.data(), l, C, sp);
-                        std::vector<bool> used(size_t(size), false);
+                        s->unpack_channels_last(dt, mb, nthr, dense.data(), back.data(), l, C, sp,
+                                                stream);
                         for (size_t i = 0; i < offs.size(); ++i) {
-                            used[size_t(offs[i])] = true;
                             ASSERT_EQ(dense[i], src.get(offs[i]))
-                                << s->name << " C=" << C << " gaps=" << gaps << " at " << i;
+                                << s->name << " layout " << layout << " at " << i;
                             ASSERT_EQ(back.get(offs[i]), src.get(offs[i]))
-                                << s->name << " unpack C=" << C << " gaps=" << gaps << " at " << i;
+                                << s->name << " unpack at " << i;
                         }
-                        const user_buffer untouched(dt, 1);
-                        for (dim_t i = 0; i < size; ++i)
-                            if (!used[size_t(i)]) {
-                                ASSERT_EQ(back.get(i), untouched.get(0))
-                                    << s->name << " unpack wrote a gap at " << i;
-                            }
                     }
+    }
+}
+
+// The block-transposing NCX path: channel and pixel counts around the vector widths (4, 8, 16)
+// so every tail of a W x W block is hit; dense images (one run per image), rows with gaps after
+// them (one run per row), width 1 (3-D layers with w = 1), and padding between channels that
+// unpack must leave alone.
+TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
+    std::mt19937_64 rng(4);
+    struct shape {
+        dim_t C, sp[3];
+    };
+    const shape shapes[] = {{1, {1, 1, 1}},
+                            {3, {1, 7, 7}},
+                            {16, {1, 4, 4}},
+                            {17, {1, 1, 33}},
+                            {33, {2, 3, 5}},
+                            {8, {1, 1, 16}},
+                            {5, {3, 2, 1}},
+                            {40, {1, 2, 9}},
+                            {4, {1, 1, 4}},
+                            {19, {1, 3, 17}},
+                            {64, {1, 1, 3}},
+                            // Runs of several strips of the L1 buffer (8 W pixels) and a tail
+                            // of one: 300, 256 (whole strips) and 129 pixels; channel planes a
+                            // multiple of 4 KB apart, which go through it (1024 f32 pixels,
+                            // 2048 pixels; with gaps 1, rows of 30 pixels 32 apart)
+                            {17, {1, 1, 300}},
+                            {5, {1, 16, 16}},
+                            {20, {1, 2, 129}},
+                            {3, {1, 32, 32}},
+                            {2, {1, 1, 2048}},
+                            {3, {1, 32, 30}}};
+    for (const pack_set *s : all_packers) {
+        if (!isa_available(s->isa)) continue;
+        for (data_type dt : all_types)
+            for (const shape &sh : shapes)
+                for (int gaps = 0; gaps < 3; ++gaps)
+                    for (int nthr : {1, 3})
+                        for (bool stream : {false, true}) {
+                            const dim_t mb = 2, C = sh.C;
+                            const dim_t *sp = sh.sp;
+                            data_layout l;
+                            l.sp[2] = 1;
+                            // gaps 0: dense NCX; 1: 2 elements after every row; 3: 3 after every
+                            // channel plane (the image stays one run) and 1 after every image.
+                            l.sp[1] = sp[2] + (gaps == 1 ? 2 : 0);
+                            l.sp[0] = l.sp[1] * sp[1];
+                            l.c = l.sp[0] * sp[0] + (gaps == 2 ? 3 : 0);
+                            l.n = l.c * C + (gaps == 2 ? 1 : 0);
+                            const dim_t size = l.n * mb;
+                            user_buffer src(dt, size);
+                            std::vector<dim_t> offs;
+                            for (dim_t n = 0; n < mb; ++n)
+                                for (dim_t d = 0; d < sp[0]; ++d)
+                                    for (dim_t h = 0; h < sp[1]; ++h)
+                                        for (dim_t w = 0; w < sp[2]; ++w)
+                                            for (dim_t c = 0; c < C; ++c) {
+                                                offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] +
+                                                               w * l.sp[2] + c * l.c);
+                                                src.set(offs.back(), representable(rng, dt));
+                                            }
+                            std::vector<float> dense(offs.size() + 1, 99.f);
+                            s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
+                            ASSERT_EQ(dense.back(), 99.f) << s->name << " wrote past the copy";
+                            user_buffer back(dt, size);
+                            s->unpack_channels_last(dt, mb, nthr, dense.data(), back.data(), l, C,
+                                                    sp, stream);
+                            std::vector<bool> used(size_t(size), false);
+                            for (size_t i = 0; i < offs.size(); ++i) {
+                                used[size_t(offs[i])] = true;
+                                ASSERT_EQ(dense[i], src.get(offs[i]))
+                                    << s->name << " C=" << C << " gaps=" << gaps << " at " << i;
+                                ASSERT_EQ(back.get(offs[i]), src.get(offs[i]))
+                                    << s->name << " unpack C=" << C << " gaps=" << gaps << " at "
+                                    << i;
+                            }
+                            const user_buffer untouched(dt, 1);
+                            for (dim_t i = 0; i < size; ++i)
+                                if (!used[size_t(i)]) {
+                                    ASSERT_EQ(back.get(i), untouched.get(0))
+                                        << s->name << " unpack wrote a gap at " << i;
+                                }
+                        }
     }
 }
 
@@ -286,7 +310,7 @@ TEST(Packers, ChannelsLastNcxKeepsEveryF32Bit) {
         }
         std::vector<float> dense(src.size()), back(src.size());
         s->pack_channels_last(data_type::f32, 1, 2, src.data(), l, C, sp, dense.data());
-        s->unpack_channels_last(data_type::f32, 1, 2, dense.data(), back.data(), l, C, sp);
+        s->unpack_channels_last(data_type::f32, 1, 2, dense.data(), back.data(), l, C, sp, true);
         ASSERT_EQ(std::memcmp(src.data(), back.data(), src.size() * 4), 0) << s->name;
         for (dim_t p = 0; p < S; ++p)
             for (dim_t c = 0; c < C; ++c)

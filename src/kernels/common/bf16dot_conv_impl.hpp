@@ -309,7 +309,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
     gather_parallel(&j, 1);
-    dst_op.store(nthr);
+    dst_op.store(nthr, pl.stream_copied_output);
 }
 
 template <typename CE>  // as for run_pairs_fwd: the C of the gathers, diff_src's bits or float
@@ -354,7 +354,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     gather_job<bf16_t, CE> *jobs = reinterpret_cast<gather_job<bf16_t, CE> *>(jobs_mem.p);
     const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
     gather_parallel(jobs, nphases);
-    src_op.store(nthr);
+    src_op.store(nthr, pl.stream_copied_output);
 }
 
 // ---------------------------------------------------------------------------- bwd_weights --

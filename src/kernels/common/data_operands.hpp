@@ -59,8 +59,9 @@ struct data_operand {
         v = direct ? user_view(user, l) : dense_view(copy.p, C, sp);
         if (!direct && read) pack_channels_last(p.dt, nb, nthr, user, l, C, sp, copy.p);
     }
-    void store(int nthr) const {
-        if (!direct) unpack_channels_last(p.dt, nb, nthr, copy.p, user, l, C, sp);
+    // `stream`: an NCX f32 output past the caches (direct_plan::stream_copied_output).
+    void store(int nthr, bool stream = false) const {
+        if (!direct) unpack_channels_last(p.dt, nb, nthr, copy.p, user, l, C, sp, stream);
     }
 };
 

@@ -122,7 +122,7 @@ static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *j
             cv = o.v;
         restrict_jobs_to_rows(jobs, chunk_jobs, njobs, X, r0, r1, in, in_copy.p, a0, a1, cv);
         gather_parallel(chunk_jobs, njobs);
-        o.store(pl.nthr);
+        o.store(pl.nthr, pl.stream_copied_output);
     }
 }
 
@@ -342,7 +342,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
         else
             j.cv = dst_op.v;
         gather_parallel(&j, 1);
-        dst_op.store(nthr);
+        dst_op.store(nthr, pl.stream_copied_output);
     }
 }
 
@@ -415,7 +415,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
                 jobs[ph].cv = src_op.v;
         }
         gather_parallel(jobs, nphases);
-        src_op.store(nthr);
+        src_op.store(nthr, pl.stream_copied_output);
     }
 }
 

@@ -209,6 +209,11 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         const bool partial_lines = !fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % per_line != 0;
         d.stream_output = p.dir != conv_direction::bwd_weights && in_place && !partial_lines &&
                           output_streams_past_caches(out_bytes, d.nthr, caches);
+        // An NCX f32 output copied back from its channels-last copy, by the same rule on the
+        // whole output (the copy is written back a chunk of images or rows at a time).
+        d.stream_copied_output = p.dir != conv_direction::bwd_weights && !in_place &&
+                                 p.dt == data_type::f32 && (fwd ? p.dst.c : p.src.c) != 1 &&
+                                 output_streams_past_caches(out_bytes, d.nthr, caches);
     }
     return d;
 }
@@ -255,6 +260,7 @@ std::string describe(const direct_plan &pl) {
                        "dhw"[pl.out_row_axis] + (pl.in_rows_copied ? " (input copied by rows)" : "")
                  : std::string()) +
             (pl.stream_output ? " output streamed past the caches" : "") +
+            (pl.stream_copied_output ? " NCX output streamed past the caches" : "") +
             (pl.prefetch_next_rows ? " one-tap rows prefetched" : "") + " k_chunk: whole K up to " +
             std::to_string(pl.gather_whole_k / 1024) + "KiB of weights panel, else " +
             std::to_string(pl.gather_panel / 1024) +

@@ -83,6 +83,9 @@ struct direct_plan {
     // gather stores it past the caches when all of K is one chunk (brgemm_args::stream): each
     // C line is written once, and a plain store first reads it from memory for ownership.
     bool stream_output;
+    // fwd, bwd_data: an NCX f32 output, copied back from channels-last, is stored past the caches
+    // by the same rule (data_operand::store, transpose_run_block).
+    bool stream_copied_output;
     // fwd, bwd_data: a gather of one tap (1x1 kernels, stride phases of one tap) fetches the
     // next register tile's A rows with software prefetches while a tile runs. On AMD (Zen 4,
     // 2 threads: ResNet-50's 1x1 data gradient 1.2-1.26x); not on Intel, whose L2 streamer

@@ -43,11 +43,12 @@ struct pack_set {
     void (*unpack_bf16_pairs)(const uint16_t *in, dim_t K, dim_t N, dim_t ldn,
                               const matrix_view &dst);
     /// A data tensor (strides l, C channels, spatial sp, batch mb) to dense channels-last f32
-    /// and back, split over nthr threads.
+    /// and back, split over nthr threads; back, `stream` stores an NCX f32 tensor past the
+    /// caches (an output too big to stay in them).
     void (*pack_channels_last)(data_type dt, dim_t mb, int nthr, const void *user,
                                const data_layout &l, dim_t C, const dim_t *sp, float *out);
     void (*unpack_channels_last)(data_type dt, dim_t mb, int nthr, const float *in, void *user,
-                                 const data_layout &l, dim_t C, const dim_t *sp);
+                                 const data_layout &l, dim_t C, const dim_t *sp, bool stream);
     /// The unit's bf16/f16 <-> f32 conversion of n contiguous elements, which every packer and
     /// kernel of the unit uses: exact widening; rounding to nearest-even, bit for bit as the
     /// scalar float_to_bf16/float_to_f16 (NaN included).

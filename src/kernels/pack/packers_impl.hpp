@@ -46,15 +46,18 @@ static inline void load_channel_runs(data_type dt, const void *user, dim_t off, 
     }
 }
 
-// r[0..cn) (wn pixels each) into the channel runs of user memory, rounded once to dt.
+// r[0..cn) (wn pixels each) into the channel runs of user memory, rounded once to dt. `stream`
+// (f32): whole vectors stored past the caches (vt::stream, where aligned).
 static inline void store_channel_runs(data_type dt, void *user, dim_t off, dim_t cs, int cn, int wn,
-                                      const V *r) {
+                                      const V *r, bool stream) {
     alignas(64) float buf[W];
     const mask_t mw = vt::mask(wn);
     for (int i = 0; i < cn; ++i) {
         if (dt == data_type::f32) {
             float *x = static_cast<float *>(user) + off + i * cs;
-            if (wn == W)
+            if (wn == W && stream)
+                vt::stream(x, r[i]);
+            else if (wn == W)
                 vt::store(x, r[i]);
             else
                 vt::store_mask(x, r[i], mw);
@@ -65,11 +68,10 @@ static inline void store_channel_runs(data_type dt, void *user, dim_t off, dim_t
     }
 }
 
-// One channel block (c0, cn channels) of one run of len pixels: user (NCX) -> dense (pixel-major
-// rows of C floats) when `to_dense`, else back. Channel runs are read/written W pixels at a time,
-// so the W streams of the block are sequential in memory.
-static void transpose_run_block(data_type dt, bool to_dense, void *user, dim_t uoff, dim_t cs,
-                                float *dense, dim_t C, dim_t c0, dim_t len) {
+// transpose_run_block straight from and to the runs: W pixels of each of the block's W runs in
+// turn.
+static void transpose_runs_in_place(data_type dt, bool to_dense, void *user, dim_t uoff, dim_t cs,
+                                    float *dense, dim_t C, dim_t c0, dim_t len, bool stream) {
     const int cn = int(imin(W, C - c0));
     const mask_t mc = vt::mask(cn);
     V r[W];
@@ -91,15 +93,114 @@ static void transpose_run_block(data_type dt, bool to_dense, void *user, dim_t u
                        : cn == W ? vt::load(d + j * C)
                                  : vt::load_mask(d + j * C, mc);
             vt::transpose(r);
-            store_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r);
+            store_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r, stream);
         }
     }
+}
+
+// Pixels per strip of transpose_run_block: W channel runs of this many pixels go through an L1
+// buffer, so that each run is read or written a strip at a time, line after line.
+constexpr dim_t ncx_strip = 8 * W;
+
+// cn channel runs (cs apart) of pixels [0, sn) from user memory at `off` into the rows of buf
+// (ncx_strip floats apart), as f32.
+static inline void load_channel_strip(data_type dt, const void *user, dim_t off, dim_t cs, int cn,
+                                      dim_t sn, float *buf) {
+    for (int i = 0; i < cn; ++i) {
+        float *b = buf + i * ncx_strip;
+        if (dt == data_type::f32)
+            std::memcpy(b, static_cast<const float *>(user) + off + i * cs,
+                        size_t(sn) * sizeof(float));
+        else
+            vt::widen(dt, static_cast<const uint16_t *>(user) + off + i * cs, b, sn);
+    }
+}
+
+// The rows of buf (cn of them, sn pixels each) into the channel runs of user memory, rounded once
+// to dt. `stream` (f32): whole vectors stored past the caches (vt::stream, where aligned).
+static inline void store_channel_strip(data_type dt, void *user, dim_t off, dim_t cs, int cn,
+                                       dim_t sn, const float *buf, bool stream) {
+    for (int i = 0; i < cn; ++i) {
+        const float *b = buf + i * ncx_strip;
+        if (dt == data_type::f32 && stream) {
+            float *u = static_cast<float *>(user) + off + i * cs;
+            dim_t x = 0;
+            for (; x + W <= sn; x += W) vt::stream(u + x, vt::load(b + x));
+            const mask_t m = vt::mask(int(sn - x));
+            if (x < sn) vt::store_mask(u + x, vt::load_mask(b + x, m), m);
+        } else if (dt == data_type::f32) {
+            std::memcpy(static_cast<float *>(user) + off + i * cs, b, size_t(sn) * sizeof(float));
+        } else
+            vt::narrow(dt, b, static_cast<uint16_t *>(user) + off + i * cs, sn);
+    }
+}
+
+// One channel block (c0, cn channels) of one run of len pixels: user (NCX) -> dense (pixel-major
+// rows of C floats) when `to_dense`, else back, transposed W x W in registers. Where the runs
+// are a multiple of 4 KB apart, they are copied a strip of ncx_strip pixels at a time through
+// an L1 buffer, each run read or written sequentially: straight from the runs, a line of each
+// of the W runs in turn, they fell into one set of L1. Elsewhere the buffer's extra pass cost
+// 3-5% (ResNet-50's stride-2 data gradients in NCX). `stream`: an f32 output is stored past
+// the caches, its lines written whole without being read first (direct_plan::
+// stream_copied_output). Zen 5, 3 alternated rounds, data gradients in NCX, 1 and 2 threads:
+// HiFi-GAN's conv_post (8192 pixels, 32 KB planes; 5.2x its NXC time before) 2.1 -> 1.55 ms and
+// 4.4-4.6 -> 2.8 ms; ESRGAN's last layer (64 KB planes) 11.8-12.0 -> 9.8-10.3 and 13.9-15.2 ->
+// 12.2-12.4; ResNet-50's stride-2 3x3 (streamed, not in strips) 1.02x and 0.98x.
+static void transpose_run_block(data_type dt, bool to_dense, void *user, dim_t uoff, dim_t cs,
+                                float *dense, dim_t C, dim_t c0, dim_t len, bool stream = false) {
+    const dim_t plane_bytes = cs * dim_t(dt == data_type::f32 ? 4 : 2);
+    if (plane_bytes % 4096 != 0 || len <= W) {
+        transpose_runs_in_place(dt, to_dense, user, uoff, cs, dense, C, c0, len, stream);
+        if (stream) vt::stream_fence();  // (before the threads join)
+        return;
+    }
+    const int cn = int(imin(W, C - c0));
+    const mask_t mc = vt::mask(cn);
+    alignas(64) float buf[W * ncx_strip];
+    V r[W];
+    for (dim_t s0 = 0; s0 < len; s0 += ncx_strip) {
+        const dim_t sn = imin(ncx_strip, len - s0);
+        const dim_t user_at = uoff + c0 * cs + s0;
+        if (to_dense) load_channel_strip(dt, user, user_at, cs, cn, sn, buf);
+        for (dim_t w0 = 0; w0 < sn; w0 += W) {
+            const int wn = int(imin(W, sn - w0));
+            const mask_t mw = vt::mask(wn);
+            float *d = dense + (s0 + w0) * C + c0;
+            if (to_dense) {
+                for (int i = 0; i < W; ++i)
+                    r[i] = i >= cn   ? vt::zero()
+                           : wn == W ? vt::load(buf + i * ncx_strip + w0)
+                                     : vt::load_mask(buf + i * ncx_strip + w0, mw);
+                vt::transpose(r);
+                for (int j = 0; j < wn; ++j) {
+                    if (cn == W)
+                        vt::store(d + j * C, r[j]);
+                    else
+                        vt::store_mask(d + j * C, r[j], mc);
+                }
+            } else {
+                for (int j = 0; j < W; ++j)
+                    r[j] = j >= wn   ? vt::zero()
+                           : cn == W ? vt::load(d + j * C)
+                                     : vt::load_mask(d + j * C, mc);
+                vt::transpose(r);
+                for (int i = 0; i < cn; ++i) {
+                    if (wn == W)
+                        vt::store(buf + i * ncx_strip + w0, r[i]);
+                    else
+                        vt::store_mask(buf + i * ncx_strip + w0, r[i], mw);
+                }
+            }
+        }
+        if (!to_dense) store_channel_strip(dt, user, user_at, cs, cn, sn, buf, stream);
+    }
+    if (stream) vt::stream_fence();  // (before the threads join)
 }
 
 // The NCX path of both directions: work units are (run, channel block), split over threads.
 static void transpose_ncx(data_type dt, bool to_dense, dim_t mb, int nthr, void *user,
                           const data_layout &l, dim_t C, const dim_t *sp, float *dense,
-                          const ncx_runs &runs) {
+                          const ncx_runs &runs, bool stream = false) {
     const dim_t nruns = mb * runs.count, cblocks = div_up(C, W);
     parallel(nthr, [&](int ithr, int nt) {
         dim_t s, e;
@@ -107,7 +208,7 @@ static void transpose_ncx(data_type dt, bool to_dense, dim_t mb, int nthr, void 
         for (dim_t u = s; u < e; ++u) {
             const dim_t run = u / cblocks, cb = u % cblocks;
             transpose_run_block(dt, to_dense, user, runs.user_off(l, sp, run), l.c,
-                                dense + run * runs.len * C, C, cb * W, runs.len);
+                                dense + run * runs.len * C, C, cb * W, runs.len, stream);
         }
     });
 }
@@ -246,12 +347,14 @@ static void pack_channels_last_padded_w(data_type dt, dim_t mb, int nthr, const 
     });
 }
 
-// Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16).
+// Writes dense channels-last f32 into the user's tensor (rounding once to bf16/f16). `stream`:
+// NCX f32 is stored past the caches (transpose_run_block).
 static void unpack_channels_last(data_type dt, dim_t mb, int nthr, const float *in, void *user,
-                                 const data_layout &l, dim_t C, const dim_t *sp) {
+                                 const data_layout &l, dim_t C, const dim_t *sp, bool stream) {
     const ncx_runs runs = ncx_runs_of(l, sp);
     if (runs.ok)
-        return transpose_ncx(dt, false, mb, nthr, user, l, C, sp, const_cast<float *>(in), runs);
+        return transpose_ncx(dt, false, mb, nthr, user, l, C, sp, const_cast<float *>(in), runs,
+                             stream);
     for_row_pieces(nthr, mb * sp[0] * sp[1], sp[2], [&](dim_t r, dim_t w0, dim_t w1) {
         const dim_t h = r % sp[1], d = (r / sp[1]) % sp[0], n = r / (sp[1] * sp[0]);
         const float *x = in + (r * sp[2] + w0) * C;
