@@ -118,7 +118,8 @@ TEST(PaddedTapGuard, FindsANonFiniteWeightAnywhere) {
 }
 
 // The border of diff_dst is the positions whose windows read padding, per axis: an infinity
-// there is found, one inside is not (strides 1 and 2, pads 1 and 2, NXC and NCX).
+// there is found, one inside is not (strides 1 and 2, pads 1 and 2, NXC and NCX, whose border
+// is checked channel by channel).
 TEST(PaddedTapGuard, FindsAnInfiniteDiffDstOnTheBorderOnly) {
     for (dim_t s : {1, 2})
         for (dim_t pad : {1, 2})
@@ -142,7 +143,7 @@ TEST(PaddedTapGuard, FindsAnInfiniteDiffDstOnTheBorderOnly) {
                             const bool on_border = outside(1, oh) || outside(2, ow);
                             border += on_border;
                             const dim_t x = n * p.dst.n + oh * p.dst.sp[1] + ow * p.dst.sp[2] +
-                                            (p.oc() - 1) * p.dst.c;  // the last channel
+                                            (n + oh + ow) % p.oc() * p.dst.c;  // every channel
                             const float keep = float(in.dst.get(x));
                             in.dst.set(x, INFINITY);
                             ASSERT_EQ(border_diff_dst_finite(p, in.dst.bytes.data()), !on_border)
