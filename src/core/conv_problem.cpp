@@ -79,6 +79,22 @@ std::string conv_problem::desc() const {
     return os.str();
 }
 
+void conv_problem::read_only_windowed_pixels() {
+    if (dir == conv_direction::bwd_data) return;
+    for (int x = 0; x < max_spatial; ++x) {
+        if (k[x] != 1 || s[x] == 1 || pb[x] != 0 || src.sp[x] == 1 || src.sp[x] == -1) continue;
+        // Every window inside src: (o - 1) * s < i, in double (the stride may be near 2^63).
+        if (double(o[x] - 1) * double(s[x]) >= double(i[x])) continue;
+        dim_t step = src.sp[x];
+        if (o[x] > 1 && __builtin_mul_overflow(src.sp[x], s[x], &step)) continue;
+        src.sp[x] = step;
+        i[x] = o[x];
+        s[x] = 1;
+        dl[x] = 1;
+        pe[x] = 0;
+    }
+}
+
 bool conv_problem::reads_padding() const {
     for (int x = 0; x < 3; ++x) {
         const dim_t reach = (o[x] - 1) * s[x] + (k[x] - 1) * dl[x];  // last tap read

@@ -75,6 +75,13 @@ struct conv_problem {
     /// on `nthr` threads: f32 copies of the data and weights, per-thread partial sums and
     /// accumulators. In double: it must not overflow whatever the sizes.
     double scratch_bound(int nthr) const;
+    /// Reads src only where some window does (fwd, bwd_weights): along an axis where a 1x1
+    /// kernel steps s > 1 pixels with every window inside src (no begin padding), src becomes
+    /// the view of every s-th pixel, and the stride 1. The same convolution, whose kernels copy
+    /// or pack 1/s of src: ResNet's 1x1 stride-2 projections read a quarter of their input, and
+    /// f16 or bf16 copied all of it. Not along the axis of src's unit stride (NCX's w, whose
+    /// runs the packers transpose), nor for bwd_data, whose output is src: it writes every pixel.
+    void read_only_windowed_pixels();
     /// benchdnn-style descriptor of the canonical convolution, e.g. "g1mb2ic32ih28oc128oh14kh2sh2ph0".
     std::string desc() const;
 };

@@ -1,0 +1,169 @@
+// A 1x1 kernel that steps over pixels reads only every s-th one: the forward and weight gradient
+// see src as that view, at stride 1 (conv_problem::read_only_windowed_pixels). Checked as an
+// identity of the ops: the strided op on src gives exactly what the stride-1 op gives on the
+// pixels it reads, copied out by the test, in NCX and NXC, f32 and bf16, 1-D to 3-D, with axes
+// that are not strided and end pads that windows do not reach. A last window in the end
+// padding reads a zero there: the view would not hold, and the problem stays as it is.
+#include <gtest/gtest.h>
+
+#include "core/resolve.hpp"
+#include "util/conv_test_util.hpp"
+
+namespace convgrad {
+namespace {
+
+using testing::run_op;
+using V = std::vector<double>;
+
+struct strided_case {
+    dims src;       // logical N, C, spatial (NCX order; permuted for NXC)
+    dims stride;    // per spatial axis
+    dims pads_end;  // per spatial axis
+    dim_t oc;
+};
+
+dims out_spatial(const strided_case &c) {
+    dims o;
+    for (size_t x = 0; x < c.stride.size(); ++x)
+        o.push_back((c.src[x + 2] + c.pads_end[x] - 1) / c.stride[x] + 1);
+    return o;
+}
+
+// Logical shape in the op's data format from the NCX order.
+dims in_format(const dims &ncx, bool nxc) {
+    if (!nxc) return ncx;
+    dims d{ncx[0]};
+    for (size_t x = 2; x < ncx.size(); ++x) d.push_back(ncx[x]);
+    d.push_back(ncx[1]);
+    return d;
+}
+
+// Small integers, exact in bf16 and in every sum here.
+V ints(dim_t n, int seed) {
+    V v(static_cast<size_t>(n));
+    for (dim_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 7 + seed * 13) % 9) - 4.0;
+    return v;
+}
+
+std::string text(const dims &d) {
+    std::string s;
+    for (dim_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+    return s;
+}
+
+dim_t count(const dims &d) {
+    dim_t n = 1;
+    for (dim_t x : d) n *= x;
+    return n;
+}
+
+// The pixels windows read: src[..., o * s] per axis (whole windows inside src), in the op's format.
+V read_pixels(const V &src, const strided_case &c, bool nxc) {
+    const dims shape = in_format(c.src, nxc), osp = out_spatial(c);
+    dims sub = c.src;
+    for (size_t x = 0; x < osp.size(); ++x) sub[x + 2] = osp[x];
+    const dims subf = in_format(sub, nxc);
+    const dims st = dense_strides(shape);
+    const size_t r = shape.size();
+    V out;
+    std::vector<dim_t> idx(r, 0);
+    for (dim_t lin = 0; lin < count(subf); ++lin) {
+        dim_t off = 0;
+        for (size_t j = 0; j < r; ++j) {
+            // The spatial axis of format position j, if any: NCX 2.., NXC 1..r-2.
+            const bool spatial = nxc ? (j >= 1 && j + 1 < r) : j >= 2;
+            const size_t x = nxc ? j - 1 : j - 2;
+            off += (spatial ? idx[j] * c.stride[x] : idx[j]) * st[j];
+        }
+        out.push_back(src[size_t(off)]);
+        for (size_t j = r; j-- > 0;) {
+            if (++idx[j] < subf[j]) break;
+            idx[j] = 0;
+        }
+    }
+    return out;
+}
+
+op strided_op(op_kind k, const strided_case &c, bool nxc, data_type dt, bool strided) {
+    const size_t S = c.stride.size();
+    dims sub = c.src;
+    const dims osp = out_spatial(c);
+    for (size_t x = 0; x < S; ++x) sub[x + 2] = osp[x];
+    const dims ones(S, 1), zeros(S, 0);
+    op o(0, k, "t");
+    o.set_attr("strides", strided ? c.stride : ones).set_attr("pads_begin", zeros);
+    o.set_attr("pads_end", strided ? c.pads_end : zeros).set_attr("dilations", ones);
+    o.set_attr("data_format", std::string(nxc ? "NXC" : "NCX"));
+    o.set_attr("weights_format", std::string("OIX"));
+    dims w{c.oc, c.src[1]};
+    for (size_t x = 0; x < S; ++x) w.push_back(1);
+    dims y{c.src[0], c.oc};
+    y.insert(y.end(), osp.begin(), osp.end());
+    const dims x_shape = in_format(strided ? c.src : sub, nxc), y_shape = in_format(y, nxc);
+    o.add_input(logical_tensor(0, dt, x_shape));
+    if (k == op_kind::Convolution) {
+        o.add_input(logical_tensor(1, dt, w)).add_output(logical_tensor::unknown(2, dt));
+    } else {
+        o.add_input(logical_tensor(1, dt, y_shape)).add_output(logical_tensor(2, dt, w));
+    }
+    return o;
+}
+
+const strided_case cases[] = {
+    {{2, 5, 9}, {2}, {0}, 7},                    // 1-D
+    {{2, 5, 7, 9}, {2, 3}, {0, 0}, 6},           // 2-D, both axes
+    {{1, 3, 9, 9}, {2, 2}, {1, 1}, 4},           // end pads that no window reaches
+    {{2, 4, 5, 6}, {1, 2}, {0, 0}, 17},          // only w strided
+    {{1, 4, 3, 5, 7}, {2, 1, 3}, {0, 0, 0}, 5},  // 3-D, d and w
+    {{2, 33, 10, 10}, {2, 2}, {0, 0}, 40},       // vectors and tails of channels
+};
+
+TEST(Strided1x1, ReadsOnlyThePixelsItsWindowsRead) {
+    for (const strided_case &c : cases)
+        for (op_kind k : {op_kind::Convolution, op_kind::ConvolutionBackwardWeights})
+            for (bool nxc : {false, true})
+                for (data_type dt : {data_type::f32, data_type::bf16}) {
+                    SCOPED_TRACE(std::string(to_string(k)) + (nxc ? " NXC " : " NCX ") +
+                                 to_string(dt) + " src " + text(c.src));
+                    const op strided = strided_op(k, c, nxc, dt, true);
+                    const op dense = strided_op(k, c, nxc, dt, false);
+                    const V src = ints(count(c.src), 1);
+                    const V sub = read_pixels(src, c, nxc);
+                    const dim_t other = count(dense.inputs()[1].shape());
+                    const V second = ints(other, 2);
+                    const auto got = run_op(strided, {src, second});
+                    const auto want = run_op(dense, {sub, second});
+                    EXPECT_EQ(got.shape, want.shape);
+                    EXPECT_EQ(got.values, want.values);
+                }
+}
+
+// The view is taken where it holds, and only there.
+TEST(Strided1x1, TheProblemReadsTheView) {
+    auto prob = [](const strided_case &c, bool nxc) {
+        const op o = strided_op(op_kind::Convolution, c, nxc, data_type::f32, true);
+        return detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    };
+    // 2-D, both axes strided: NXC takes both; NCX keeps w, its unit-stride axis.
+    const strided_case both = cases[1];
+    const detail::conv_problem p = prob(both, true), q = prob(both, false);
+    EXPECT_EQ(p.i[1], 4);
+    EXPECT_EQ(p.i[2], 3);
+    EXPECT_EQ(p.s[1], 1);
+    EXPECT_EQ(p.s[2], 1);
+    EXPECT_EQ(p.src.sp[1], 2 * 9 * 5);
+    EXPECT_EQ(p.src.sp[2], 3 * 5);
+    EXPECT_EQ(q.i[1], 4);
+    EXPECT_EQ(q.s[1], 1);
+    EXPECT_EQ(q.src.sp[1], 2 * 9);
+    EXPECT_EQ(q.i[2], 9);
+    EXPECT_EQ(q.s[2], 3);
+    // The last window in the end padding: as given.
+    const detail::conv_problem r = prob({{1, 6, 6, 6}, {2, 2}, {1, 1}, 3}, true);
+    EXPECT_EQ(r.i[1], 6);
+    EXPECT_EQ(r.s[1], 2);
+    EXPECT_EQ(r.pe[1], 1);
+}
+
+}  // namespace
+}  // namespace convgrad
