@@ -593,10 +593,22 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     pl.mc = block_mc(pl.M, mr, pl.nc, pl.c_block);
     pl.nthr = threads_for(p.macs());
     auto units = [&] { return p.g * div_up(pl.M, pl.mc) * div_up(pl.N, pl.nc); };
-    // Enough blocks for the threads: narrower column blocks first (A is re-packed per column
-    // block, cheaply), then fewer rows; a K split (partial sums) only when that is not enough.
-    while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64) pl.nc = round_up(pl.nc / 2, NR);
-    while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
+    // Enough blocks for the threads: A (M x K) is read again for each column block, B (K x N)
+    // packed again for each row block, so the longer side is split first (narrower column
+    // blocks when N >= M, else fewer rows); a K split (partial sums) only when that is not
+    // enough. (Column blocks first everywhere: ResNet-50's 1x1 stride-2 projection, 6272 rows of
+    // 256 x 512, read its A from memory 4 times in 128-column blocks on 2 threads: 8.4 ms
+    // against 5.7 on the direct kernel, where 1 thread took 9.5 against 9.1.)
+    auto split_columns = [&] {
+        while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64)
+            pl.nc = round_up(pl.nc / 2, NR);
+    };
+    auto split_rows = [&] {
+        while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
+    };
+    if (pl.M > pl.N) split_rows();
+    split_columns();
+    split_rows();
     if (units() < 2 * pl.nthr && pl.nthr > 1 && pl.K >= 2 * pl.kc) pl.ksplit = pl.nthr;
     // (Narrower column blocks are still runs of the rows that were; a K split keeps blocks.)
     if (!pl.c_block && (pl.ksplit > 1 || !gemm_column_blocks_are_runs(pl))) {
