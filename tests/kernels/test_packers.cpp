@@ -53,6 +53,22 @@ float representable(std::mt19937_64 &rng, data_type dt) {
     return v;
 }
 
+// Fills every element of an mb-image tensor of layout l with values representable in dt and
+// returns their offsets in channels-last order (the dense copy's).
+std::vector<dim_t> fill_channels_last(user_buffer &u, std::mt19937_64 &rng, data_type dt,
+                                      const data_layout &l, dim_t mb, dim_t C, const dim_t *sp) {
+    std::vector<dim_t> offs;
+    for (dim_t n = 0; n < mb; ++n)
+        for (dim_t d = 0; d < sp[0]; ++d)
+            for (dim_t h = 0; h < sp[1]; ++h)
+                for (dim_t w = 0; w < sp[2]; ++w)
+                    for (dim_t c = 0; c < C; ++c) {
+                        offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] + w * l.sp[2] + c * l.c);
+                        u.set(offs.back(), representable(rng, dt));
+                    }
+    return offs;
+}
+
 struct view_case {
     dim_t K, N, ks, ns, off, size;
 };
@@ -183,16 +199,8 @@ TEST(Packers, ChannelsLastCopiesNxcNcxAndPaddedTensorsBothWays) {
                         }
                         const dim_t size = l.n * mb;
                         user_buffer src(dt, size);
-                        std::vector<dim_t> offs;
-                        for (dim_t n = 0; n < mb; ++n)
-                            for (dim_t d = 0; d < sp[0]; ++d)
-                                for (dim_t h = 0; h < sp[1]; ++h)
-                                    for (dim_t w = 0; w < sp[2]; ++w)
-                                        for (dim_t c = 0; c < C; ++c) {
-                                            offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] +
-                                                           w * l.sp[2] + c * l.c);
-                                            src.set(offs.back(), representable(rng, dt));
-                                        }
+                        const std::vector<dim_t> offs =
+                            fill_channels_last(src, rng, dt, l, mb, C, sp);
                         std::vector<float> dense(offs.size(), 99.f);
                         s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
                         user_buffer back(dt, size);
@@ -257,16 +265,8 @@ TEST(Packers, ChannelsLastTransposesNcxBlocksWithEveryTail) {
                             l.n = l.c * C + (gaps == 2 ? 1 : 0);
                             const dim_t size = l.n * mb;
                             user_buffer src(dt, size);
-                            std::vector<dim_t> offs;
-                            for (dim_t n = 0; n < mb; ++n)
-                                for (dim_t d = 0; d < sp[0]; ++d)
-                                    for (dim_t h = 0; h < sp[1]; ++h)
-                                        for (dim_t w = 0; w < sp[2]; ++w)
-                                            for (dim_t c = 0; c < C; ++c) {
-                                                offs.push_back(n * l.n + d * l.sp[0] + h * l.sp[1] +
-                                                               w * l.sp[2] + c * l.c);
-                                                src.set(offs.back(), representable(rng, dt));
-                                            }
+                            const std::vector<dim_t> offs =
+                                fill_channels_last(src, rng, dt, l, mb, C, sp);
                             std::vector<float> dense(offs.size() + 1, 99.f);
                             s->pack_channels_last(dt, mb, nthr, src.data(), l, C, sp, dense.data());
                             ASSERT_EQ(dense.back(), 99.f) << s->name << " wrote past the copy";

@@ -68,6 +68,21 @@ static inline void store_channel_runs(data_type dt, void *user, dim_t off, dim_t
     }
 }
 
+// The dense side of a transposed block: wn pixels (rows C apart) of cn channels, stored from or
+// loaded into r[0..W) (the pixels past wn loaded as zeros).
+static inline void store_dense_pixels(float *d, dim_t C, const V *r, int wn, int cn, mask_t mc) {
+    for (int j = 0; j < wn; ++j) {
+        if (cn == W)
+            vt::store(d + j * C, r[j]);
+        else
+            vt::store_mask(d + j * C, r[j], mc);
+    }
+}
+static inline void load_dense_pixels(const float *d, dim_t C, V *r, int wn, int cn, mask_t mc) {
+    for (int j = 0; j < W; ++j)
+        r[j] = j >= wn ? vt::zero() : cn == W ? vt::load(d + j * C) : vt::load_mask(d + j * C, mc);
+}
+
 // transpose_run_block straight from and to the runs: W pixels of each of the block's W runs in
 // turn.
 static void transpose_runs_in_place(data_type dt, bool to_dense, void *user, dim_t uoff, dim_t cs,
@@ -81,17 +96,9 @@ static void transpose_runs_in_place(data_type dt, bool to_dense, void *user, dim
         if (to_dense) {
             load_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r);
             vt::transpose(r);
-            for (int j = 0; j < wn; ++j) {
-                if (cn == W)
-                    vt::store(d + j * C, r[j]);
-                else
-                    vt::store_mask(d + j * C, r[j], mc);
-            }
+            store_dense_pixels(d, C, r, wn, cn, mc);
         } else {
-            for (int j = 0; j < W; ++j)
-                r[j] = j >= wn   ? vt::zero()
-                       : cn == W ? vt::load(d + j * C)
-                                 : vt::load_mask(d + j * C, mc);
+            load_dense_pixels(d, C, r, wn, cn, mc);
             vt::transpose(r);
             store_channel_runs(dt, user, uoff + c0 * cs + w0, cs, cn, wn, r, stream);
         }
@@ -172,17 +179,9 @@ static void transpose_run_block(data_type dt, bool to_dense, void *user, dim_t u
                            : wn == W ? vt::load(buf + i * ncx_strip + w0)
                                      : vt::load_mask(buf + i * ncx_strip + w0, mw);
                 vt::transpose(r);
-                for (int j = 0; j < wn; ++j) {
-                    if (cn == W)
-                        vt::store(d + j * C, r[j]);
-                    else
-                        vt::store_mask(d + j * C, r[j], mc);
-                }
+                store_dense_pixels(d, C, r, wn, cn, mc);
             } else {
-                for (int j = 0; j < W; ++j)
-                    r[j] = j >= wn   ? vt::zero()
-                           : cn == W ? vt::load(d + j * C)
-                                     : vt::load_mask(d + j * C, mc);
+                load_dense_pixels(d, C, r, wn, cn, mc);
                 vt::transpose(r);
                 for (int i = 0; i < cn; ++i) {
                     if (wn == W)
