@@ -224,6 +224,11 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     // direct_bf16dot, which the f32 direct estimate does not model, and 3 of 4 random ones that
     // the charge moved there ran 1.5-3.8x slower (a fourth, 664 -> 8 channels, 6.0 -> 5.6 ms).
     const double widen = widens ? 4.0 / vlen : 0.0;
+    // (An A in place beyond the L2 is read from memory again: about 0.4 cycles an element.)
+    const double a_bytes = double(M) * double(K) * double(element_size(dt));
+    e.a_again =
+        a_in_place ? (a_bytes > double(machine_caches().l2) ? 0.4 : 0.0) : cost(m_ax, pr.k) + widen;
+    e.b_again = cost(pr.k, n_ax) + widen;
     e.pack =
         (a_in_place ? 0.0
                     : double(M) * double(K) * double(div_up(N, nc)) * (cost(m_ax, pr.k) + widen)) +
@@ -594,11 +599,13 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     pl.nthr = threads_for(p.macs());
     auto units = [&] { return p.g * div_up(pl.M, pl.mc) * div_up(pl.N, pl.nc); };
     // Enough blocks for the threads: A (M x K) is read again for each column block, B (K x N)
-    // packed again for each row block, so the longer side is split first (narrower column
-    // blocks when N >= M, else fewer rows); a K split (partial sums) only when that is not
+    // packed again for each row block, so the side whose extra blocks cost less is split first
+    // (by the estimate's costs per element); a K split (partial sums) only when that is not
     // enough. (Column blocks first everywhere: ResNet-50's 1x1 stride-2 projection, 6272 rows of
     // 256 x 512, read its A from memory 4 times in 128-column blocks on 2 threads: 8.4 ms
-    // against 5.7 on the direct kernel, where 1 thread took 9.5 against 9.1.)
+    // against 5.7 on the direct kernel, where 1 thread took 9.5 against 9.1. Rows first by
+    // M > N alone: its NCX weight gradient, 512 x 256 with B an NCX src transposed as it is
+    // packed, packed all of B for each of 4 row blocks: 9.2-9.9 -> 19.3-20.6 ms.)
     auto split_columns = [&] {
         while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64)
             pl.nc = round_up(pl.nc / 2, NR);
@@ -606,7 +613,7 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     auto split_rows = [&] {
         while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
     };
-    if (pl.M > pl.N) split_rows();
+    if (double(pl.M) * pl.est.a_again > double(pl.N) * pl.est.b_again) split_rows();
     split_columns();
     split_rows();
     if (units() < 2 * pl.nthr && pl.nthr > 1 && pl.K >= 2 * pl.kc) pl.ksplit = pl.nthr;

@@ -58,6 +58,10 @@ struct gemm_estimate {
     bool transposed = false;  // C^T = B^T A^T: the M and N roles of the natural product swapped
     int nv = 1, mr = 1;       // register tile: mr rows x nv vectors
     double fma = 0, pack = 0, store = 0;
+    // Cycles per element to read A again for another column block (its copy, or from memory
+    // when it is used in place and outgrows the L2), and to pack B again for another row block:
+    // which side of C the threads' blocks split first (make_gemm_plan).
+    double a_again = 0, b_again = 0;
     double total() const { return fma + pack + store; }
 };
 
