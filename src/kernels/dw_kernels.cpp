@@ -54,6 +54,15 @@ std::string dw_why_not(const conv_problem &p, int vlen) {
         if (p.icg > 8 || p.ocg > 8) return "not depthwise: " + cpg + " (planes take up to 8 and 8)";
         if (p.icg == p.ocg && vlen % p.icg == 0)
             return "not depthwise: " + cpg + " dividing the vector width (grouped_lanes takes it)";
+        // The planes are a copy of the input side as large as its channels times the other
+        // side's, read by each tap: one tap does not pay for it. (64 groups of 1 -> 6 channels,
+        // 1x1, 18 x 1471 pixels, 2 threads: the copy by vector gathers took most of 9.4, 13.2 and
+        // 10.3 ms for the forward, data and weight gradients; the direct kernel 5.8, 5.1, 3.7.
+        // bf16 and f16 1.2-2.2x faster there too, but for bf16's weight gradient, whose
+        // direct_bf16dot packing of one input channel per group made it 4.7-4.9 -> 6.1-6.3 ms.)
+        const bool bf16_weights = p.dt == data_type::bf16 && p.dir == conv_direction::bwd_weights;
+        if (p.ksp() == 1 && !bf16_weights)
+            return "a 1x1 kernel with " + cpg + ": its plane copies cost more than its one tap";
         // One image's planes are one chunk: they must fit well within 64-bit sizes.
         if (dw_plane_bytes(p, true) > 0x1p40) return "the plane copies of one image exceed 1 TiB";
     }

@@ -57,6 +57,25 @@ TEST(Dispatch, SuiteLikeLayersGetOptimizedKernels) {
         }
 }
 
+// Groups of one input channel and several outputs: the depthwise kernel copies the input
+// into planes, one per output of a group, which a 3x3 kernel's nine taps read but a 1x1
+// kernel's one tap does not pay for (kernels/dw_kernels.cpp, dw_why_not).
+TEST(Dispatch, DepthwisePlanesOnlyForMoreThanOneTap) {
+    const layer one_tap{2, 16, 16, 96, 8, 1, 1, 0, 1, false};
+    const layer nine_taps{2, 16, 16, 96, 8, 3, 1, 1, 1, false};
+    const bool vectors = detail::isa_available(detail::cpu_isa::avx2);
+    for (op_kind k : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                      op_kind::ConvolutionBackwardWeights}) {
+        const std::string one = compile_op(make(k, one_tap)).kernel_name();
+        const std::string nine = compile_op(make(k, nine_taps)).kernel_name();
+        EXPECT_NE(one.rfind("depthwise", 0), 0u) << to_string(k) << ": " << one;
+        EXPECT_NE(one, "ref:any") << to_string(k);
+        if (vectors) {
+            EXPECT_EQ(nine.rfind("depthwise", 0), 0u) << to_string(k) << ": " << nine;
+        }
+    }
+}
+
 TEST(Dispatch, ReferenceOnRequestAndRefusalsHaveReasons) {
     const compiled_partition cp = compile_op(make(op_kind::Convolution, {1, 1, 8, 8, 5, 3, 1, 1, 1, false}),
                                              impl_choice::reference);
