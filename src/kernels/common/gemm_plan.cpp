@@ -224,15 +224,13 @@ gemm_estimate estimate(const axis_tables &t, const product &pr, bool transposed,
     // direct_bf16dot, which the f32 direct estimate does not model, and 3 of 4 random ones that
     // the charge moved there ran 1.5-3.8x slower (a fourth, 664 -> 8 channels, 6.0 -> 5.6 ms).
     const double widen = widens ? 4.0 / vlen : 0.0;
+    const double a_copy = cost(m_ax, pr.k) + widen, b_pack = cost(pr.k, n_ax) + widen;
+    e.pack = (a_in_place ? 0.0 : double(M) * double(K) * double(div_up(N, nc)) * a_copy) +
+             double(K) * double(N) * double(div_up(M, mc)) * b_pack;
     // (An A in place beyond the L2 is read from memory again: about 0.4 cycles an element.)
     const double a_bytes = double(M) * double(K) * double(element_size(dt));
-    e.a_again =
-        a_in_place ? (a_bytes > double(machine_caches().l2) ? 0.4 : 0.0) : cost(m_ax, pr.k) + widen;
-    e.b_again = cost(pr.k, n_ax) + widen;
-    e.pack =
-        (a_in_place ? 0.0
-                    : double(M) * double(K) * double(div_up(N, nc)) * (cost(m_ax, pr.k) + widen)) +
-        double(K) * double(N) * double(div_up(M, mc)) * (cost(pr.k, n_ax) + widen);
+    e.a_again = a_in_place ? (a_bytes > double(machine_caches().l2) ? 0.4 : 0.0) : a_copy;
+    e.b_again = b_pack;
     // C is stored once; contiguous rows store as vectors, other layouts element by element.
     e.store = double(M) * double(N) * cost(m_ax, n_ax);
     return e;
