@@ -6,6 +6,7 @@
 // padding reads a zero there: the view would not hold, and the problem stays as it is.
 #include <gtest/gtest.h>
 
+#include "core/op_error.hpp"
 #include "core/resolve.hpp"
 #include "util/conv_test_util.hpp"
 
@@ -29,13 +30,17 @@ dims out_spatial(const strided_case &c) {
     return o;
 }
 
+// NCX shape of the pixels the windows read: the output's spatial extents.
+dims read_shape(const strided_case &c) {
+    const dims osp = out_spatial(c);
+    dims sub = c.src;
+    for (size_t x = 0; x < osp.size(); ++x) sub[x + 2] = osp[x];
+    return sub;
+}
+
 // Logical shape in the op's data format from the NCX order.
 dims in_format(const dims &ncx, bool nxc) {
-    if (!nxc) return ncx;
-    dims d{ncx[0]};
-    for (size_t x = 2; x < ncx.size(); ++x) d.push_back(ncx[x]);
-    d.push_back(ncx[1]);
-    return d;
+    return nxc ? testing::permute_dims(ncx, testing::ncx_to_nxc(int(ncx.size()))) : ncx;
 }
 
 // Small integers, exact in bf16 and in every sum here.
@@ -45,39 +50,30 @@ V ints(dim_t n, int seed) {
     return v;
 }
 
-std::string text(const dims &d) {
-    std::string s;
-    for (dim_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-    return s;
-}
-
 dim_t count(const dims &d) {
     dim_t n = 1;
     for (dim_t x : d) n *= x;
     return n;
 }
 
-// The pixels windows read: src[..., o * s] per axis (whole windows inside src), in the op's format.
-V read_pixels(const V &src, const strided_case &c, bool nxc) {
-    const dims shape = in_format(c.src, nxc), osp = out_spatial(c);
-    dims sub = c.src;
-    for (size_t x = 0; x < osp.size(); ++x) sub[x + 2] = osp[x];
-    const dims subf = in_format(sub, nxc);
-    const dims st = dense_strides(shape);
-    const size_t r = shape.size();
+// NCX values in the op's data format.
+V in_format(const dims &ncx, const V &v, bool nxc) {
+    return nxc ? testing::permute_values(ncx, v, testing::ncx_to_nxc(int(ncx.size()))) : v;
+}
+
+// The pixels windows read, src[..., o * s] per axis (whole windows inside src), of NCX values.
+V read_pixels(const V &src, const strided_case &c) {
+    const dims sub = read_shape(c);
+    const dims st = dense_strides(c.src);
+    const size_t r = sub.size();
     V out;
     std::vector<dim_t> idx(r, 0);
-    for (dim_t lin = 0; lin < count(subf); ++lin) {
+    for (dim_t lin = 0; lin < count(sub); ++lin) {
         dim_t off = 0;
-        for (size_t j = 0; j < r; ++j) {
-            // The spatial axis of format position j, if any: NCX 2.., NXC 1..r-2.
-            const bool spatial = nxc ? (j >= 1 && j + 1 < r) : j >= 2;
-            const size_t x = nxc ? j - 1 : j - 2;
-            off += (spatial ? idx[j] * c.stride[x] : idx[j]) * st[j];
-        }
+        for (size_t j = 0; j < r; ++j) off += idx[j] * (j >= 2 ? c.stride[j - 2] : 1) * st[j];
         out.push_back(src[size_t(off)]);
         for (size_t j = r; j-- > 0;) {
-            if (++idx[j] < subf[j]) break;
+            if (++idx[j] < sub[j]) break;
             idx[j] = 0;
         }
     }
@@ -86,9 +82,7 @@ V read_pixels(const V &src, const strided_case &c, bool nxc) {
 
 op strided_op(op_kind k, const strided_case &c, bool nxc, data_type dt, bool strided) {
     const size_t S = c.stride.size();
-    dims sub = c.src;
-    const dims osp = out_spatial(c);
-    for (size_t x = 0; x < S; ++x) sub[x + 2] = osp[x];
+    const dims osp = out_spatial(c), sub = read_shape(c);
     const dims ones(S, 1), zeros(S, 0);
     op o(0, k, "t");
     o.set_attr("strides", strided ? c.stride : ones).set_attr("pads_begin", zeros);
@@ -124,11 +118,12 @@ TEST(Strided1x1, ReadsOnlyThePixelsItsWindowsRead) {
             for (bool nxc : {false, true})
                 for (data_type dt : {data_type::f32, data_type::bf16}) {
                     SCOPED_TRACE(std::string(to_string(k)) + (nxc ? " NXC " : " NCX ") +
-                                 to_string(dt) + " src " + text(c.src));
+                                 to_string(dt) + " src " + detail::to_string(c.src));
                     const op strided = strided_op(k, c, nxc, dt, true);
                     const op dense = strided_op(k, c, nxc, dt, false);
-                    const V src = ints(count(c.src), 1);
-                    const V sub = read_pixels(src, c, nxc);
+                    const V src_ncx = ints(count(c.src), 1);
+                    const V src = in_format(c.src, src_ncx, nxc);
+                    const V sub = in_format(read_shape(c), read_pixels(src_ncx, c), nxc);
                     const dim_t other = count(dense.inputs()[1].shape());
                     const V second = ints(other, 2);
                     const auto got = run_op(strided, {src, second});
