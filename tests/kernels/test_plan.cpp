@@ -231,7 +231,9 @@ TEST(Plan, InputRowsCopiedByEachThreadFitItsL2AndSplitEvenly) {
         }
         // 32 rows over 2 threads, 6 within the budget: 8 chunks of 4, 16 rows each (6 chunks of
         // 6 gave one thread 18).
-        if (nthr == 2) EXPECT_EQ(make_direct_plan(u, 16, 32, caches, true).out_rows_per_chunk, 4);
+        if (nthr == 2) {
+            EXPECT_EQ(make_direct_plan(u, 16, 32, caches, true).out_rows_per_chunk, 4);
+        }
         // One row a chunk for FCN's: 64 chunks, 32 a thread.
         EXPECT_EQ(make_direct_plan(f, 16, 32, caches, true).out_rows_per_chunk, 1);
     }
