@@ -79,6 +79,27 @@ std::string conv_problem::desc() const {
     return os.str();
 }
 
+void conv_problem::shorten_strides_past_image() {
+    using wide = __int128;  // the stride and pads may be near 2^63
+    for (int x = 0; x < max_spatial; ++x) {
+        const wide ke = wide(k[x] - 1) * dl[x] + 1, shorter = i[x] + ke;
+        if (o[x] < 2 || s[x] <= shorter) continue;
+        // The output pixel whose window starts at t in [1 - ke, i - 1], reaching src: the
+        // first with ow * s >= pb + 1 - ke. (At most one: windows are s >= i + ke apart.)
+        const wide lo = wide(pb[x]) + 1 - ke;
+        const wide ow = lo <= 0 ? 0 : (lo + s[x] - 1) / s[x];
+        const wide t = ow * s[x] - pb[x];
+        // Its window stays where it is; with none, pixel 0's ends just before src (and pixel
+        // 1's starts just after it).
+        const wide pbn = ow < o[x] && t <= i[x] - 1 ? ow * shorter - t : ke;
+        // The end pads that keep o output pixels (the least, or 0: fewer than `shorter` more).
+        const wide pen = std::max<wide>(0, wide(o[x] - 1) * shorter + ke - i[x] - pbn);
+        s[x] = dim_t(shorter);
+        pb[x] = dim_t(pbn);
+        pe[x] = dim_t(pen);
+    }
+}
+
 void conv_problem::read_only_windowed_pixels() {
     if (dir == conv_direction::bwd_data) return;
     for (int x = 0; x < max_spatial; ++x) {

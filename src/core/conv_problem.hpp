@@ -82,6 +82,13 @@ struct conv_problem {
     /// f16 or bf16 copied all of it. Not along the axis of src's unit stride (NCX's w, whose
     /// runs the packers transpose), nor for bwd_data, whose output is src: it writes every pixel.
     void read_only_windowed_pixels();
+    /// Along an axis where the stride is at least the image plus a window (pads as long: a
+    /// stride of 2^62 with begin pads of 2^62, from fuzz_op), at most one output pixel's window
+    /// reaches src: the stride becomes the image plus a window and the pads follow, so that
+    /// each output pixel reads the same src pixels as before, or only padding as before. The
+    /// same convolution, with steps and padded copies that the kernels can address (stepping
+    /// from window to window by 2^62 times a pixel stride overflowed, in several kernels).
+    void shorten_strides_past_image();
     /// benchdnn-style descriptor of the canonical convolution, e.g. "g1mb2ic32ih28oc128oh14kh2sh2ph0".
     std::string desc() const;
 };

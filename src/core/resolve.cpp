@@ -584,6 +584,7 @@ void resolver::finish_problem() {
     p.wei.oc = w.strides()[ax.o];
     p.wei.ic = w.strides()[ax.i];
     for (int j = 0; j < S_; ++j) p.wei.sp[max_spatial - S_ + j] = w.strides()[ax.k0 + j];
+    p.shorten_strides_past_image();
     p.read_only_windowed_pixels();
     r_.src_input = roles_.src;
     r_.dst_input = roles_.dst;
