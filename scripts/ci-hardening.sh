@@ -13,12 +13,11 @@
 #   tsan        clang with ThreadSanitizer and LLVM's libomp with its TSan support (libarcher),
 #               after a self-check that the setup sees a planted race between OpenMP threads:
 #               the concurrency, threading and determinism tests on 2 OpenMP threads (their
-#               own test binary, convgrad_thread_tests: the job compiled all 53 test files).
+#               own test binary, convgrad_thread_tests, not all 53 test files).
 #   clang       clang 14 release build of the library and convgrad_tests: the same test
 #               selection plus the address-space-cap tests, without the command-line tool and
 #               the examples (their code runs under clang in asan_ubsan and with g++ in
-#               scripts/test.sh; the full suite runs with g++ there). On Zen 5 the whole CI
-#               took 2693 s of the 2700 budget before these two cuts.
+#               scripts/test.sh; the full suite runs with g++ there).
 #   fuzz        the four libFuzzer targets of tests/fuzz (in build-asan: ASan+UBSan on
 #               everything), each for FUZZ_SECONDS (default 60) from its seed corpus, two at a
 #               time.

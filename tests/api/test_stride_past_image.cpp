@@ -17,12 +17,6 @@ using V = std::vector<double>;
 
 constexpr dim_t N = 2, IC = 3, OC = 4, W = 5, huge = INT64_MAX / 2;
 
-V ints(dim_t n, int seed) {
-    V v(static_cast<size_t>(n));
-    for (dim_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 5 + seed * 3) % 7) - 3.0;
-    return v;
-}
-
 op make(op_kind k, dim_t shift) {
     const dims x{N, W, IC}, y{N, 2, OC}, w{W, IC, OC};  // NXC, XIO
     op o(0, k, "t");
@@ -42,7 +36,8 @@ op make(op_kind k, dim_t shift) {
 }
 
 TEST(StridePastImage, OneWindowReachesSrcAndAKernelComputesIt) {
-    const V xv = ints(N * W * IC, 1), yv = ints(N * 2 * OC, 2), wv = ints(W * IC * OC, 3);
+    const V xv = testing::small_ints(N * W * IC, 1), yv = testing::small_ints(N * 2 * OC, 2),
+            wv = testing::small_ints(W * IC * OC, 3);
     auto X = [&](dim_t n, dim_t iw, dim_t c) { return xv[size_t((n * W + iw) * IC + c)]; };
     auto Y = [&](dim_t n, dim_t c) { return yv[size_t((n * 2 + 1) * OC + c)]; };  // pixel 1
     auto Wt = [&](dim_t kw, dim_t ic, dim_t oc) { return wv[size_t((kw * IC + ic) * OC + oc)]; };

@@ -43,13 +43,6 @@ dims in_format(const dims &ncx, bool nxc) {
     return nxc ? testing::permute_dims(ncx, testing::ncx_to_nxc(int(ncx.size()))) : ncx;
 }
 
-// Small integers, exact in bf16 and in every sum here.
-V ints(dim_t n, int seed) {
-    V v(static_cast<size_t>(n));
-    for (dim_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 7 + seed * 13) % 9) - 4.0;
-    return v;
-}
-
 dim_t count(const dims &d) {
     dim_t n = 1;
     for (dim_t x : d) n *= x;
@@ -121,11 +114,11 @@ TEST(Strided1x1, ReadsOnlyThePixelsItsWindowsRead) {
                                  to_string(dt) + " src " + detail::to_string(c.src));
                     const op strided = strided_op(k, c, nxc, dt, true);
                     const op dense = strided_op(k, c, nxc, dt, false);
-                    const V src_ncx = ints(count(c.src), 1);
+                    const V src_ncx = testing::small_ints(count(c.src), 1);
                     const V src = in_format(c.src, src_ncx, nxc);
                     const V sub = in_format(read_shape(c), read_pixels(src_ncx, c), nxc);
                     const dim_t other = count(dense.inputs()[1].shape());
-                    const V second = ints(other, 2);
+                    const V second = testing::small_ints(other, 2);
                     const auto got = run_op(strided, {src, second});
                     const auto want = run_op(dense, {sub, second});
                     EXPECT_EQ(got.shape, want.shape);

@@ -60,10 +60,12 @@ constexpr case_ranges group_ranges{{1, 2}, {5, 12}, {16, 17, 33}, {16, 24, 70}, 
 constexpr case_ranges three_vector_ranges{
     {1, 2}, {1, 2}, {9, 11, 12, 17, 21, 24}, {9, 11, 12, 17, 21, 24}, {1, 2, 3}, {5, 9, 20},
     {1, 2}, false};
-// A stride along w far beyond the image (one output pixel per row, or two when the begin pads
-// match the stride): nothing may multiply it by a pixel index or a channel stride before
-// knowing that a tap reads src at a second pixel (found by fuzz_op under UBSan in the grouped
-// kernel's bwd_data and the direct kernel's bwd_weights).
+// A stride along w far beyond the image (found by fuzz_op under UBSan: the grouped kernel's
+// bwd_data, the direct kernel's bwd_weights). With one output pixel per row the kernels get it
+// as it is, and nothing may multiply it by a pixel index or a channel stride before knowing the
+// pixel exists; with two (begin pads of the stride, half the cases) the problem takes a stride
+// of the image plus a window (conv_problem::shorten_strides_past_image), checked here on every
+// row.
 constexpr case_ranges huge_w_stride_ranges{
     {2}, {1, 3}, {1, 2, 5}, {1, 2, 7}, {1, 2, 3}, {3, 4, 9}, {1, 2}, true, INT64_MAX / 2};
 // A dilation far beyond the image on every axis (pads to match: each output pixel reads one
@@ -122,8 +124,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         d.push_back(cr.dilation ? cr.dilation : pick(rng, {1, 1, 1, 2, 3}));
         pb.push_back(pick(rng, {0, 0, 1, 2, 3, 5}));
         // Half the time, begin pads of the stride: two output pixels per row, the first reading
-        // only padding (fuzz_op: the direct kernel's bwd_weights multiplied the stride by the
-        // pixel stride because a row had two output pixels).
+        // only padding.
         if (cr.w_stride && j == S - 1 && rng() % 2) pb.back() = cr.w_stride;
         pe.push_back(pick(rng, {0, 0, 1, 2, 4}));
         const dim_t ke = (k[j] - 1) * d[j] + 1;

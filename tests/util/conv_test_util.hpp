@@ -55,6 +55,14 @@ inline run_result run_op(const op &o, const std::vector<std::vector<double>> &in
     return r;
 }
 
+/// `n` small integers in [-4, 4], varied by `seed`: exact in bf16 and f16, and in the sums of
+/// the small problems whose answers tests work out by hand.
+inline std::vector<double> small_ints(dim_t n, int seed) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (dim_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 7 + seed * 13) % 9) - 4.0;
+    return v;
+}
+
 /// Shape after an axis permutation: out[j] = shape[perm[j]].
 inline dims permute_dims(const dims &shape, const std::vector<int> &perm) {
     dims out(perm.size());
