@@ -589,5 +589,42 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
         }
 }
 
+// The vdpbf16ps kernel's data gradient converts and computes its batch a chunk of images at a
+// time (the plan's images_per_chunk: dst's channel pairs and an f32 diff_src copied per chunk),
+// its forward all at once: on the bf16 cases, chunks of 1 and 2 images of 3, in every layout,
+// rounded in place or through the copy, give the same bits as one chunk and the reference's
+// exact integer sums.
+TEST(NcxStreaming, Bf16DotChunksOfImagesEqualTheReference) {
+    int runs = 0;
+    for (const stream_case &c : cases) {
+        if (c.dt != data_type::bf16 || c.grouped) continue;
+        for (layout l : {layout::nxc, layout::ncx, layout::ncx_strided_w}) {
+            prepared pr = prepare(c, l, true);
+            tensor_buffer ref(pr.r.outputs[0]);
+            testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
+            const std::vector<double> want = ref.values();
+            for (const direct_unit &u : bf16dot_units) {
+                if (!detail::isa_available(u.isa)) continue;
+                for (const bool rounded : {false, true})
+                    for (const dim_t chunk : {0, 1, 2}) {
+                        const std::vector<double> got =
+                            run_direct(u, pr, 2, chunk, false, 0, rounded);
+                        ASSERT_EQ(got.size(), want.size());
+                        for (size_t i = 0; i < got.size(); ++i)
+                            ASSERT_EQ(got[i], want[i])
+                                << u.name << " " << c.what << " " << layout_names[int(l)]
+                                << " images per chunk " << chunk
+                                << (rounded ? " rounded in place" : "") << " at " << i;
+                        ++runs;
+                    }
+            }
+        }
+    }
+    EXPECT_GT(runs, 0) << "the vdpbf16ps kernel runs at least emulated";
+    std::printf(
+        "[ info    ] %d (unit, case, layout, chunking) vdpbf16ps runs matched the reference\n",
+        runs);
+}
+
 }  // namespace
 }  // namespace convgrad
