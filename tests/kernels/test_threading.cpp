@@ -258,5 +258,37 @@ TEST(Threading, TypedScratchPerThread) {
     EXPECT_NE(empty.data(), nullptr);
 }
 
+// An execution's blocks, acquired in a kernel's order (big copies between small tables) and
+// released, are each served again by its own cached block the next time: a small request does
+// not take a big block (whose own request would then be allocated afresh, its pages faulted in
+// on every execution), and the cache holds all the big ones.
+TEST(Threading, ScratchCacheServesEachBlockOfAnExecutionAgain) {
+    const size_t KiB = 1024, MiB = KiB * KiB;
+    const std::vector<size_t> sizes = {13 * MiB, 4 * KiB,  5 * MiB + 64, 64,      200 * KiB,
+                                       1 * KiB,  64 * KiB, 128,          2 * MiB, 512};
+    // (A thread of its own: a fresh cache, whatever the other tests left in this one's.)
+    std::thread([&] {
+        std::vector<void *> first;
+        for (int round = 0; round < 2; ++round) {
+            std::vector<void *> p;
+            std::vector<size_t> cap;
+            for (size_t bytes : sizes) {
+                size_t c = 0;
+                p.push_back(scratch_acquire(bytes, &c));
+                cap.push_back(c);
+                EXPECT_GE(c, bytes);
+                EXPECT_LE(c, std::max(4 * bytes, bytes + 256 * KiB))
+                    << "a request of " << bytes << " bytes took a block it does not need";
+            }
+            for (size_t i = 0; i < sizes.size(); ++i)
+                if (round == 1 && sizes[i] >= 256 * KiB)
+                    EXPECT_EQ(p[i], first[i])
+                        << "the block of " << sizes[i] << " bytes was allocated again";
+            for (size_t i = sizes.size(); i-- > 0;) scratch_release(p[i], cap[i]);
+            first = p;
+        }
+    }).join();
+}
+
 }  // namespace
 }  // namespace convgrad::detail
