@@ -589,11 +589,11 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
         }
 }
 
-// The vdpbf16ps kernel's data gradient converts and computes its batch a chunk of images at a
-// time (the plan's images_per_chunk: dst's channel pairs and an f32 diff_src copied per chunk),
-// its forward all at once: on the bf16 cases, chunks of 1 and 2 images of 3, in every layout,
-// rounded in place or through the copy, give the same bits as one chunk and the reference's
-// exact integer sums.
+// The vdpbf16ps kernel's forward and data gradient convert and compute the batch a chunk of
+// images at a time (the plan's images_per_chunk: the reduced side's channel pairs and an f32
+// copy of the output per chunk; the flattened forward's copy is the whole batch's): on the
+// bf16 cases, chunks of 1 and 2 images of 3, in every layout, rounded in place or through the
+// copy, give the reference's exact integer sums.
 TEST(NcxStreaming, Bf16DotChunksOfImagesEqualTheReference) {
     int runs = 0;
     for (const stream_case &c : cases) {

@@ -260,11 +260,10 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const bool flat = direct_flattens_w(pl);  // (direct_plan.hpp)
-    // src as channel pairs, or as the flattened windows' padded copy (one of the two is empty).
-    const pairs_operand src(p, nthr, args.src, p.src, p.icg, p.i, !flat);
+    // src as the flattened windows' padded copy, the whole batch's: whether it needs a zero
+    // channel (a pixel not finite) decides the packing of the weights, one for all the images.
+    // (Empty when not flat: src then goes as channel pairs, a chunk of images at a time.)
     const flat_pairs_operand src_flat(p, nthr, args.src, flat);
-    const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst, p.oc(),
-                              p.o, false);
     const dim_t Kp = flat ? src_flat.chan : p.icg + p.icg % 2, ldn = panel_ld(p.ocg);
     const dim_t K = flat ? flat_k(p, Kp) : Kp, ksp = flat ? p.k[0] * p.k[1] : p.ksp();
     scratch wp(div_up(p.g * ksp * vnni_pairs_size(K, ldn), 2));
@@ -274,7 +273,7 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
     scratch bias(p.with_bias ? p.oc() + W : 0);
     if (p.with_bias) pack_bias(p, args.bias, p.oc(), bias.p);
-    const dim_t a_chan = flat ? src_flat.chan : src.chan;
+    const dim_t a_chan = Kp;  // (pairs_operand::chan too, in place or copied)
     const dim_t nzeros = gather_zeros_len(p.g, a_chan, K);  // (bf16 elements, in floats)
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
@@ -296,12 +295,6 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
                         (kd * p.k[1] + kh) * p.k[2] + kw};
         }
     gather_job<bf16_t, CE> j{};
-    j.pl = &pl;
-    if constexpr (rounded_in_kernel)
-        j.cv = user_view<uint16_t>(args.out, p.dst);
-    else
-        j.cv = dst_op.v;
-    j.av = flat ? src_flat.v : src.v;
     j.c_chan = p.ocg;
     j.a_chan = a_chan;
     for (int x = 0; x < 3; ++x) j.ax[x] = {p.o[x], 0, 1, p.s[x], p.i[x], 0};
@@ -314,8 +307,26 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
-    gather_parallel(&j, 1);
-    dst_op.store(nthr, pl.stream_copied_output);
+    // By the plan's chunks of images (the whole batch when flat), as the data gradient: src's
+    // channel pairs and a copied dst (f32, stored after) are one chunk's.
+    const dim_t per_chunk = flat ? imax(p.mb, 1) : pl.images_per_chunk;
+    for (dim_t n0 = 0; n0 < p.mb; n0 += per_chunk) {
+        const direct_plan plc = flat ? pl : chunk_plan(pl, n0);
+        const dim_t nb = plc.p.mb;
+        const pairs_operand src(plc.p, nthr, image_at(args.src, p.src, p.dt, n0), p.src, p.icg, p.i,
+                                !flat);
+        const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst,
+                                  p.oc(), p.o, false, n0, nb);
+        j.pl = &plc;
+        j.av = flat ? src_flat.v : src.v;
+        if constexpr (rounded_in_kernel)
+            j.cv =
+                user_view<uint16_t>(const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst);
+        else
+            j.cv = dst_op.v;
+        gather_parallel(&j, 1);
+        dst_op.store(nthr, pl.stream_copied_output);
+    }
 }
 
 template <typename CE>  // as for run_pairs_fwd: the C of the gathers, diff_src's bits or float
