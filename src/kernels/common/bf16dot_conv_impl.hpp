@@ -307,11 +307,14 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     j.K = K;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
-    // By the plan's chunks of images (the whole batch when flat), as the data gradient: src's
-    // channel pairs and a copied dst (f32, stored after) are one chunk's.
-    const dim_t per_chunk = flat ? imax(p.mb, 1) : pl.images_per_chunk;
+    // By the plan's chunks of images, as the data gradient: src's channel pairs and a copied dst
+    // (f32, stored after) are one chunk's. The whole batch at once when flat, or when nothing is
+    // copied (src's pairs read in place, dst written in place).
+    const bool copies = !flat && (!pairs_operand::in_place(p, p.src, p.icg) ||
+                                  !(pl.dst_direct || rounded_in_kernel));
+    const dim_t per_chunk = copies ? pl.images_per_chunk : imax(p.mb, 1);
     for (dim_t n0 = 0; n0 < p.mb; n0 += per_chunk) {
-        const direct_plan plc = flat ? pl : chunk_plan(pl, n0);
+        const direct_plan plc = copies ? chunk_plan(pl, n0) : pl;
         const dim_t nb = plc.p.mb;
         const pairs_operand src(plc.p, nthr, image_at(args.src, p.src, p.dt, n0), p.src, p.icg, p.i,
                                 !flat);
@@ -365,9 +368,13 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     // By chunks of the plan's images, as the f32 kernel: dst's pairs and a copied diff_src (f32,
     // stored after) are a chunk's, within the threads' L2, not the whole batch's. (FCN's
     // 21-channel x2 ConvTranspose at batch 256: the process's peak memory 50.9 -> 27.0 MB, its
-    // f32 copy of diff_src 25 MB; the time within the noise, Zen 5, 2 threads.)
-    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
-        const direct_plan plc = chunk_plan(pl, n0);
+    // f32 copy of diff_src 25 MB; the time within the noise, Zen 5, 2 threads.) The whole batch
+    // at once when nothing is copied: one parallel region, not one per chunk.
+    const bool copies =
+        !pairs_operand::in_place(p, p.dst, p.ocg) || !(pl.src_direct || rounded_in_kernel);
+    const dim_t per_chunk = copies ? pl.images_per_chunk : imax(p.mb, 1);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += per_chunk) {
+        const direct_plan plc = copies ? chunk_plan(pl, n0) : pl;
         const dim_t nb = plc.p.mb;
         const pairs_operand dst(plc.p, nthr, image_at(args.dst, p.dst, p.dt, n0), p.dst, p.ocg,
                                 p.o);
