@@ -251,6 +251,18 @@ static bool pack_flat_weight_pairs(const conv_problem &p, int nthr, const void *
     return finite.load();
 }
 
+// Runs f(plan, n0) over the plan's chunks of images (chunk_plan: its batch is the chunk's) when
+// `copies`, so that each chunk's copies stay within the threads' L2; else once, over the whole
+// batch with the plan itself: one parallel region, where nothing is copied.
+template <class F>
+static void for_image_chunks(const direct_plan &pl, bool copies, F &&f) {
+    if (!copies) {
+        if (pl.p.mb > 0) f(pl, dim_t(0));
+        return;
+    }
+    for (dim_t n0 = 0; n0 < pl.p.mb; n0 += pl.images_per_chunk) f(chunk_plan(pl, n0), n0);
+}
+
 // CE: the element type of the gather's C, as in the f32 kernel's run_fwd: float (dst in place
 // when f32, else its f32 copy, stored after), or the bits of a bf16/f16 dst with contiguous
 // channels rounded in place by the microkernel (plan.out_rounded_in_kernel).
@@ -312,24 +324,20 @@ static void run_pairs_fwd(const direct_plan &pl, const conv_args &args) {
     // copied (src's pairs read in place, dst written in place).
     const bool copies = !flat && (!pairs_operand::in_place(p, p.src, p.icg) ||
                                   !(pl.dst_direct || rounded_in_kernel));
-    const dim_t per_chunk = copies ? pl.images_per_chunk : imax(p.mb, 1);
-    for (dim_t n0 = 0; n0 < p.mb; n0 += per_chunk) {
-        const direct_plan plc = copies ? chunk_plan(pl, n0) : pl;
-        const dim_t nb = plc.p.mb;
+    for_image_chunks(pl, copies, [&](const direct_plan &plc, dim_t n0) {
         const pairs_operand src(plc.p, nthr, image_at(args.src, p.src, p.dt, n0), p.src, p.icg, p.i,
                                 !flat);
         const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst,
-                                  p.oc(), p.o, false, n0, nb);
+                                  p.oc(), p.o, false, n0, plc.p.mb);
         j.pl = &plc;
         j.av = flat ? src_flat.v : src.v;
         if constexpr (rounded_in_kernel)
-            j.cv =
-                user_view<uint16_t>(const_cast<void *>(image_at(args.out, p.dst, p.dt, n0)), p.dst);
+            j.cv = user_view<uint16_t>(dst_op.user, p.dst);  // (the chunk's first image)
         else
             j.cv = dst_op.v;
         gather_parallel(&j, 1);
         dst_op.store(nthr, pl.stream_copied_output);
-    }
+    });
 }
 
 template <typename CE>  // as for run_pairs_fwd: the C of the gathers, diff_src's bits or float
@@ -372,26 +380,22 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     // at once when nothing is copied: one parallel region, not one per chunk.
     const bool copies =
         !pairs_operand::in_place(p, p.dst, p.ocg) || !(pl.src_direct || rounded_in_kernel);
-    const dim_t per_chunk = copies ? pl.images_per_chunk : imax(p.mb, 1);
-    for (dim_t n0 = 0; n0 < p.mb; n0 += per_chunk) {
-        const direct_plan plc = copies ? chunk_plan(pl, n0) : pl;
-        const dim_t nb = plc.p.mb;
+    for_image_chunks(pl, copies, [&](const direct_plan &plc, dim_t n0) {
         const pairs_operand dst(plc.p, nthr, image_at(args.dst, p.dst, p.dt, n0), p.dst, p.ocg,
                                 p.o);
         const data_operand src_op(p, nthr, pl.src_direct || rounded_in_kernel, args.out, p.src,
-                                  p.ic(), p.i, false, n0, nb);
+                                  p.ic(), p.i, false, n0, plc.p.mb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
             jobs[ph].av = dst.v;
             if constexpr (rounded_in_kernel)
-                jobs[ph].cv = user_view<uint16_t>(
-                    const_cast<void *>(image_at(args.out, p.src, p.dt, n0)), p.src);
+                jobs[ph].cv = user_view<uint16_t>(src_op.user, p.src);  // (the chunk's first image)
             else
                 jobs[ph].cv = src_op.v;
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr, pl.stream_copied_output);
-    }
+    });
 }
 
 // ---------------------------------------------------------------------------- bwd_weights --
