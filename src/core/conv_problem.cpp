@@ -34,6 +34,14 @@ bool conv_problem::flattens_w() const {
     return g == 1 && dl[2] == 1 && k[2] > 1 && icg < 32 && icg * k[2] <= 128;
 }
 
+bool conv_problem::tap_reads_input(int x, dim_t kx) const {
+    const dim_t off = kx * dl[x] - pb[x];  // input coordinate of output 0
+    // The first output reaching input 0: ceil(-off / s) for off < 0 (without -off + s - 1,
+    // which may overflow for the extreme pads the fuzzers build).
+    const dim_t first = off >= 0 ? 0 : (-off) / s[x] + ((-off) % s[x] != 0);
+    return first < o[x] && i[x] - off > first * s[x];  // it exists and first*s + off < I
+}
+
 double conv_problem::scratch_bound(int nthr) const {
     auto d = [](dim_t v) { return double(v); };
     // Padded src row of the few-channel forward kernel: every window of the kernel lies inside.

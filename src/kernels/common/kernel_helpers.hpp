@@ -107,16 +107,9 @@ static inline dim_t tap_w_range(const conv_problem &p, dim_t kw, dim_t &lo, dim_
     return off;
 }
 
-// Whether tap k of axis x (0 = d, 1 = h, 2 = w) joins any output pixel to an input pixel. A
-// kernel much larger than its input (with the padding to match) has taps that read padding
-// for every output: their weights multiply nothing, so the kernels neither pack them nor visit
-// them (a 3-D kernel of 11 x 13 taps over a 1 x 12 input spent 96% of its time packing
-// weights that no product reads). Every pair (output o, input i) of the relation
-// i = o * s + k * dl - pb is read by both fwd and bwd_data, so one test serves both.
+// (conv_problem::tap_reads_input: whether tap k of axis x reads any input pixel.)
 static inline bool tap_reads_input(const conv_problem &p, int x, dim_t k) {
-    const dim_t off = k * p.dl[x] - p.pb[x];                // input coordinate of output 0
-    const dim_t o = off >= 0 ? 0 : ceil_div(-off, p.s[x]);  // first output reaching input 0
-    return o < p.o[x] && p.i[x] - off > o * p.s[x];         // o exists and o*s + off < I
+    return p.tap_reads_input(x, k);
 }
 // Whether tap t (flattened (kd, kh, kw)) is read; along w only when `check_w` (a kernel that
 // reads whole windows of w taps at once needs all of them).
