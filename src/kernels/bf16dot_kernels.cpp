@@ -29,6 +29,9 @@ class bf16dot_kernel final : public kernel {
             else
                 s += std::string("K=channel pairs from ") +
                      (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
+            if (p.dir == conv_direction::bwd_data && direct_merges_w_phases(pl_))
+                s += "stride phases along w merged: a C pixel is " + std::to_string(p.s[2]) +
+                     " src pixels, N=" + std::to_string(p.s[2] * p.icg) + "; ";
         }
         return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
     }
@@ -53,8 +56,11 @@ double bf16dot_scratch_bytes(const conv_problem &p, int nthr) {
     const double src = d(p.mb) * d(p.i[0]) * d(p.i[1]) * src_w * d(p.g) * d(p.icg + 1);
     const double dst = d(p.mb) * d(p.osp()) * d(p.g) * d(p.ocg + 1);
     const double wei = d(p.g) * d(p.ksp()) * (d(p.icg) + 16) * (d(p.ocg) + 16);
+    // (bwd_data with its stride phases along w merged: a panel of one kernel column per thread
+    // too, direct_merges_w_phases.)
+    const double column = p.dir == conv_direction::bwd_data ? d(nthr) * d(p.ocg + 1) * d(p.icg) : 0;
     if (p.dir != conv_direction::bwd_weights)  // bf16 copy of A, f32 copy of C, packed weights
-        return 2 * (src + dst) + 4 * (src + dst) + 2 * wei;
+        return 2 * (src + dst) + 4 * (src + dst) + 2 * (wei + column);
     // Transposed src rows: one column per pixel and stride phase, plus margins for the taps.
     const double s = d(p.s[2]), ke = d(p.o[2] + 1);
     const double cols = ke + (d(p.pb[2]) + d(p.k[2] - 1) * d(p.dl[2])) / s + 2;
@@ -122,9 +128,14 @@ std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile
     // a short or ragged row is narrowed with masked loads and stores, while the copy's pass
     // converts whole vectors across pixels. Zen 4, 2 threads, alternated runs: the 1x1 layers
     // (64-512 channels) 1.2-1.4x faster in place; FCN's 21-channel x2 ConvTranspose 1.15-1.4x
-    // slower.
+    // slower. A data gradient whose stride phases along w merge into the channels
+    // (direct_merges_w_phases; in place only with src's pixels dense along w) rounds in place
+    // too: its stores are whole runs of a row. Zen 5, 2 threads, 3 alternated rounds, fastest of
+    // 100 executions: FCN's x2 ConvTranspose 0.55-0.71 -> 0.37-0.50 ms, its x8 2.5-3.4 ->
+    // 1.7-2.2 ms (merged through the f32 copy, against in place).
     const dim_t out_chan = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
-    const bool fills_vectors = out_chan % t.vlen == 0 || out_chan >= 4 * t.vlen;
+    const bool merged = direct_merges_w_phases(p, t.vlen) && p.src.c == 1 && p.src.sp[2] == p.ic();
+    const bool fills_vectors = out_chan % t.vlen == 0 || out_chan >= 4 * t.vlen || merged;
     return std::make_unique<bf16dot_kernel>(
         make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors, true, true), run);
 }

@@ -45,6 +45,42 @@ conv_case base(conv_direction dir, int nsp) {
     return c;
 }
 
+// bwd_data whose stride phases along w merge into the channels (direct_merges_w_phases): a C
+// pixel of s src pixels, s x icg channels (21 -> 42, 5 -> 20 at stride 4, 6 -> 18 at stride
+// 3), rounded in place or through the f32 copy (NCX, padded strides), f32 in place under
+// fpmath_mode bf16, begin pads of one and two strides (taps reading before the row), the last
+// image of a chunk, 1-D, 2-D and 3-D with stride phases along d and h too.
+std::vector<conv_case> w_merged_cases() {
+    std::vector<conv_case> v;
+    conv_case c = base(conv_direction::bwd_data, 2);
+    c.icg = 21, c.ocg = 21, c.mb = 3;
+    set_axis(c, 1, 10, 4, 2, 1, 0, 0);
+    set_axis(c, 2, 14, 4, 2, 1, 0, 0);
+    v.push_back(c);
+    c.ncx = true;
+    v.push_back(c);
+    c.ncx = false, c.pad = 3;
+    v.push_back(c);
+    conv_case f = base(conv_direction::bwd_data, 1);
+    f.icg = 21, f.ocg = 10, f.dt = data_type::f32, f.math = data_type::bf16, f.mb = 2;
+    set_axis(f, 2, 20, 4, 2, 1, 2, 2);
+    v.push_back(f);
+    f.ncx = true;
+    v.push_back(f);
+    conv_case q = base(conv_direction::bwd_data, 2);
+    q.icg = 5, q.ocg = 7, q.mb = 2;
+    set_axis(q, 1, 7, 3, 2, 1, 1, 1);
+    set_axis(q, 2, 16, 8, 4, 1, 8, 4);
+    v.push_back(q);
+    conv_case d = base(conv_direction::bwd_data, 3);
+    d.icg = 6, d.ocg = 9;
+    set_axis(d, 0, 4, 2, 2, 1, 0, 0);
+    set_axis(d, 1, 5, 3, 2, 1, 1, 1);
+    set_axis(d, 2, 9, 6, 3, 1, 3, 3);
+    v.push_back(d);
+    return v;
+}
+
 std::vector<conv_case> edge_cases(conv_direction dir) {
     std::vector<conv_case> v;
     auto add = [&](conv_case c) {
@@ -211,6 +247,8 @@ std::vector<conv_case> edge_cases(conv_direction dir) {
         c.ncx = true;
         add(c);
     }
+    if (dir == conv_direction::bwd_data)
+        for (const conv_case &c : w_merged_cases()) add(c);
     return v;
 }
 
@@ -391,6 +429,60 @@ TEST(Bf16DotPlan, RoundsABf16OutputWithContiguousChannelsInPlace) {
         EXPECT_NE(described().find(std::string(out) + "in place"), std::string::npos)
             << to_string(dir) << ": " << described();
         EXPECT_EQ(described().find("rounded"), std::string::npos) << described();
+    }
+}
+
+// The cases of w_merged_cases merge (the plan says so), into an output rounded in place where
+// src's pixels are dense along w, else through the f32 copy; and where a condition fails, the
+// phases stay apart: a begin pad or a src width that is not a multiple of the stride, two
+// groups, a dilation along w, 32 channels (whole vectors already).
+TEST(Bf16DotPlan, MergesTheStridePhasesAlongWWhereTheyFillTheVectors) {
+    auto described = [](const conv_case &c) {
+        return bf16dot_row().create_emulated(make_problem(c))->describe();
+    };
+    for (const conv_case &c : w_merged_cases()) {
+        const std::string d = described(c);
+        EXPECT_NE(d.find("stride phases along w merged"), std::string::npos) << describe(c) << d;
+        const bool dense = !c.ncx && c.pad == 0;
+        const char *want = c.dt == data_type::f32 ? (c.ncx ? "src=copied" : "src=in place")
+                           : dense                ? "src=rounded in place"
+                                                  : "src=copied";
+        EXPECT_NE(d.find(want), std::string::npos) << describe(c) << " wants " << want << ": " << d;
+    }
+    const conv_case merged = w_merged_cases()[0];
+    std::vector<conv_case> apart(5, merged);
+    set_axis(apart[0], 2, 14, 4, 2, 1, 1, 1);
+    set_axis(apart[1], 2, 13, 4, 2, 1, 0, 0);
+    apart[2].g = 2;
+    set_axis(apart[3], 2, 14, 2, 2, 2, 0, 0);
+    apart[4].icg = 32;
+    for (const conv_case &c : apart)
+        EXPECT_EQ(described(c).find("merged"), std::string::npos) << describe(c) << described(c);
+}
+
+// Merged, every sub-pixel reads the dst pixels the reference reads for it and no other (no
+// zero weight meets a dst value): an infinity in diff_dst makes NaN and infinities of the same
+// src pixels as in the reference, and leaves the others finite and equal.
+TEST(Bf16DotMergedPhases, AnInfinityReachesTheSrcPixelsTheReferenceReachesWithIt) {
+    const conv_case c = w_merged_cases()[0];
+    const conv_problem p = make_problem(c);
+    std::mt19937_64 rng(9);
+    inputs in = make_inputs(p, rng, true);
+    in.dst.set(2 * p.dst.sp[1] + 3 * p.dst.sp[2] + 4 * p.dst.c, INFINITY);  // h 2, w 3, channel 4
+    const buffer want = run(p, in, nullptr);
+    for (const row_backend &b : backends()) {
+        if (!b.skip.empty()) continue;
+        const auto k = b.create(p);
+        const buffer got = run(p, in, k.get());
+        int finite = 0;
+        for (dim_t o : output_offsets(p)) {
+            finite += std::isfinite(want.get(o));
+            if (std::isnan(want.get(o)))
+                ASSERT_TRUE(std::isnan(got.get(o))) << b.name << " at " << o;
+            else
+                ASSERT_EQ(got.get(o), want.get(o)) << b.name << " at " << o;
+        }
+        ASSERT_GT(finite, 0);
     }
 }
 

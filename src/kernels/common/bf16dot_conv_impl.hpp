@@ -113,6 +113,45 @@ static bool pack_weight_pairs(const conv_problem &p, int nthr, const void *user,
     return finite.load();
 }
 
+// The weights of bwd_data with its stride phases along w merged (direct_merges_w_phases,
+// direct_plan.hpp) as VNNI pairs [tap (kd, kh, jd)][ocg/2][ldn][2]: column r * icg + c of tap
+// jd is the weight (oc = k, ic = c) of kernel column kw = r + s * jd, the s sub-pixels' columns
+// side by side; the columns past s * icg are zero. Each (tap, r) is packed by pack_bf16_pairs
+// into the thread's panel of icg columns, then placed. Returns whether they are all finite.
+static bool pack_w_merged_weight_pairs(const conv_problem &p, int nthr, const void *user, dim_t ldn,
+                                       bf16_t *out) {
+    const weights_layout &l = p.wei;
+    const dim_t s = p.s[2], nd = p.k[2] / s, K = p.ocg, N = p.icg, KP = K / 2 + K % 2;
+    const dim_t ntaps = w_merged_taps(p), per_tap = vnni_pairs_size(K, ldn);
+    const dim_t per_sub = vnni_pairs_size(K, N);
+    scratch panels(div_up(dim_t(nthr) * per_sub, 2));
+    std::atomic<bool> finite{true};
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t b, e;
+        split(ntaps, nt, ithr, b, e);
+        bf16_t *sub = reinterpret_cast<bf16_t *>(panels.p) + ithr * per_sub;
+        for (dim_t t = b; t < e; ++t) {
+            const dim_t jd = t % nd, kh = (t / nd) % p.k[1], kd = t / (nd * p.k[1]);
+            if (!tap_is_read(p, (kd * p.k[1] + kh) * p.k[2], false)) continue;  // (no gather's)
+            bf16_t *o = out + t * per_tap;
+            for (dim_t r = 0; r < s; ++r) {
+                const dim_t kw = r + s * jd;
+                const matrix_view v{const_cast<void *>(user), p.dt,
+                                    kd * l.sp[0] + kh * l.sp[1] + kw * l.sp[2], l.oc, l.ic};
+                pack_bf16_pairs(v, K, N, N, sub);
+                for (dim_t kp = 0; kp < KP; ++kp)
+                    std::memcpy(o + (kp * ldn + r * N) * 2, sub + kp * N * 2,
+                                size_t(N) * 2 * sizeof(bf16_t));
+            }
+            for (dim_t kp = 0; kp < KP; ++kp)
+                std::memset(o + (kp * ldn + s * N) * 2, 0,
+                            size_t(ldn - s * N) * 2 * sizeof(bf16_t));
+            if (!bf16_finite(o, per_tap)) finite.store(false, std::memory_order_relaxed);
+        }
+    });
+    return finite.load();
+}
+
 // The forward with few input channels (direct_flattens_w: the first layer of a network, 3
 // channels) reduces the kernel width and the channels together: one tap per (kd, kh), whose
 // window of KW columns is KW x Kp consecutive bf16 of a copy of src [n][d][h][wpad][Kp], padded
@@ -345,13 +384,23 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const dim_t Kp = p.ocg + p.ocg % 2, ldn = panel_ld(p.icg);
-    scratch wt(div_up(p.g * p.ksp() * vnni_pairs_size(p.ocg, ldn), 2));
-    if (!pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p)) &&
-        p.reads_padding())
-        return ref_conv_execute(p, args);
-    scratch bias(p.with_bias ? p.ic() + W : 0);
-    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
+    const bool in_place = pl.src_direct || rounded_in_kernel;  // (diff_src, else its f32 copy)
+    const bool merge_w = direct_merges_w_phases(pl);           // (direct_plan.hpp)
+    const dim_t sw = merge_w ? p.s[2] : 1;  // src pixels per C pixel of the gathers
+    const dim_t Kp = p.ocg + p.ocg % 2, ldn = panel_ld(sw * p.icg);
+    const dim_t ntaps_packed = merge_w ? w_merged_taps(p) : p.ksp();
+    scratch wt(div_up(p.g * ntaps_packed * vnni_pairs_size(p.ocg, ldn), 2));
+    const bool finite =
+        merge_w
+            ? pack_w_merged_weight_pairs(p, nthr, args.wei, ldn, reinterpret_cast<bf16_t *>(wt.p))
+            : pack_weight_pairs(p, nthr, args.wei, true, ldn, reinterpret_cast<bf16_t *>(wt.p));
+    if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
+    // (Merged: the bias of each sub-pixel's channels.)
+    scratch bias(p.with_bias ? sw * p.ic() + W : 0);
+    if (p.with_bias) {
+        pack_bias(p, args.bias, p.ic(), bias.p);
+        for (dim_t r = 1; r < sw; ++r) std::copy_n(bias.p, p.ic(), bias.p + r * p.ic());
+    }
     const dim_t nzeros = gather_zeros_len(p.g, Kp, Kp);  // (bf16 elements, in floats)
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
@@ -360,31 +409,31 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
 
     gather_job<bf16_t, CE> j{};
     j.pl = &pl;
-    j.c_chan = p.icg;
+    j.c_chan = sw * p.icg;
     j.a_chan = Kp;  // (pairs_operand::chan, in place or copied)
     j.taps = taps;
     j.w = reinterpret_cast<const bf16_t *>(wt.p);
     j.ldn = ldn;
-    j.ksp = p.ksp();
+    j.ksp = ntaps_packed;
     j.K = Kp;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = reinterpret_cast<const bf16_t *>(zeros.p);
-    // One gather per stride phase (schedule/gather.hpp), as in the f32 kernel.
+    // One gather per stride phase (schedule/gather.hpp), as in the f32 kernel, or per phase
+    // along d and h with those along w merged.
     scratch jobs_mem(dim_t(sizeof(gather_job<bf16_t, CE>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<bf16_t, CE> *jobs = reinterpret_cast<gather_job<bf16_t, CE> *>(jobs_mem.p);
-    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
+    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs, merge_w);
     // By chunks of the plan's images, as the f32 kernel: dst's pairs and a copied diff_src (f32,
     // stored after) are a chunk's, within the threads' L2, not the whole batch's. (FCN's
     // 21-channel x2 ConvTranspose at batch 256: the process's peak memory 50.9 -> 27.0 MB, its
     // f32 copy of diff_src 25 MB; the time within the noise, Zen 5, 2 threads.) The whole batch
     // at once when nothing is copied: one parallel region, not one per chunk.
-    const bool copies =
-        !pairs_operand::in_place(p, p.dst, p.ocg) || !(pl.src_direct || rounded_in_kernel);
+    const bool copies = !pairs_operand::in_place(p, p.dst, p.ocg) || !in_place;
     for_image_chunks(pl, copies, [&](const direct_plan &plc, dim_t n0) {
         const pairs_operand dst(plc.p, nthr, image_at(args.dst, p.dst, p.dt, n0), p.dst, p.ocg,
                                 p.o);
-        const data_operand src_op(p, nthr, pl.src_direct || rounded_in_kernel, args.out, p.src,
-                                  p.ic(), p.i, false, n0, plc.p.mb);
+        const data_operand src_op(p, nthr, in_place, args.out, p.src, p.ic(), p.i, false, n0,
+                                  plc.p.mb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             jobs[ph].pl = &plc;
             jobs[ph].av = dst.v;
@@ -392,6 +441,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
                 jobs[ph].cv = user_view<uint16_t>(src_op.user, p.src);  // (the chunk's first image)
             else
                 jobs[ph].cv = src_op.v;
+            jobs[ph].cv.w *= sw;
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr, pl.stream_copied_output);

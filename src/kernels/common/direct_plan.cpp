@@ -281,4 +281,15 @@ std::string describe(const direct_plan &pl) {
     return s;
 }
 
+bool direct_merges_w_phases(const conv_problem &p, int vlen) {
+    const dim_t s = p.s[2];
+    if (p.dir != conv_direction::bwd_data || p.g != 1 || s < 2 || p.dl[2] != 1 || p.k[2] % s != 0 ||
+        p.pb[2] % s != 0 || p.i[2] % s != 0)
+        return false;
+    for (dim_t kw = 0; kw < p.k[2]; ++kw)
+        if (!p.tap_reads_input(2, kw)) return false;
+    auto fill = [vlen](double c) { return c / (std::ceil(c / vlen) * vlen); };
+    return fill(double(s) * double(p.icg)) >= fill(double(p.icg)) + 0.1;
+}
+
 }  // namespace convgrad::detail

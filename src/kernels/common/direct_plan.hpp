@@ -157,6 +157,29 @@ inline bool direct_flattens_w(const direct_plan &pl) {
     return pl.p.dir == conv_direction::fwd && pl.flat_w;
 }
 
+/// bwd_data's stride phases along w as one gather whose C pixel X is the s = p.s[2] src pixels
+/// s*X .. s*X + s - 1 of a row, their channels side by side (kernels/schedule/gather.hpp:
+/// bwd_data_phase_jobs): every sub-pixel reads the same k/s dst pixels, each through its own
+/// kernel column. Where: one group, no dilation along w, a kernel width and begin pad that are
+/// multiples of s (so every sub-pixel has a tap for each of those dst pixels, no zero weights:
+/// a zero weight times an infinite dst value the reference never reads would be NaN), src's
+/// width a multiple of s, every kernel column read, and channels that fill vectors of `vlen`
+/// better merged, by a tenth of the lanes at least. (The layout is the kernel's condition:
+/// src written in place must be dense along w.) The vdpbf16ps kernel's, with the output rounded
+/// in place (make_bf16dot_kernel): FCN's 21-channel ConvTranspose x2 (4x4 stride 2) 110-150 ->
+/// 230-310 GFLOP/s, its x8 (16x16 stride 8) 170-235 -> 430-470 (Zen 5, bf16, 2 threads, fastest
+/// of 100 executions, 4 alternated rounds).
+bool direct_merges_w_phases(const conv_problem &p, int vlen);
+/// The same for a plan of the vdpbf16ps kernel, with its layout rule: src written in place
+/// (rounded by the microkernel, or f32 under fpmath_mode bf16) only with its pixels dense along
+/// w; its f32 copy is.
+inline bool direct_merges_w_phases(const direct_plan &pl) {
+    const conv_problem &p = pl.p;
+    const bool in_place = pl.src_direct || pl.out_rounded_in_kernel;
+    return direct_merges_w_phases(p, pl.vlen) &&
+           (!in_place || (p.src.c == 1 && p.src.sp[2] == p.ic()));
+}
+
 /// bwd_weights: the rows of the register tile of the first block of output channels, the
 /// height the rows (tap, channel) of shared tiles fill.
 inline dim_t direct_bwd_w_tile_rows(const direct_plan &pl) {

@@ -459,17 +459,34 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
 // the taps k with (r + pb - k*dl) divisible by s, from dst pixel t + (r + pb - k*dl)/s. Every
 // tap belongs to exactly one phase, so all phases together hold ksp taps. Returns the number
 // of phases written to `jobs` (room for stride_phases(p)).
+//
+// With `merge_w` (direct_merges_w_phases, direct_plan.hpp), the phases along w are one gather
+// instead: its C pixel X is the s consecutive src pixels s*X .. s*X + s - 1 of a row, their
+// channels side by side (s x icg; the caller's C view steps s pixels per X), and sub-pixel r of X
+// reads dst pixel X + pb/s - jd through tap kw = r + s*jd, for each jd < k/s. So the same dst
+// pixels for every r: one tap per jd (packed index (kd * kh_taps + kh) * (k/s) + jd), whose weights
+// hold the s sub-pixels' kernel columns side by side (w_merged_taps). FCN's x2 ConvTranspose (21
+// channels) then fills 42 of 48 lanes, not 21 of 32, and stores whole runs of a row.
 static inline dim_t stride_phases(const conv_problem &p) {
     dim_t n = 1;
     for (int x = 0; x < 3; ++x) n *= imin(p.s[x], p.i[x]);
     return n;
 }
+
+// Packed taps of the merged gathers: (kd, kh, jd).
+static inline dim_t w_merged_taps(const conv_problem &p) {
+    return p.k[0] * p.k[1] * (p.k[2] / p.s[2]);
+}
+
 template <class Job>
 static dim_t bwd_data_phase_jobs(const conv_problem &p, const Job &proto, gather_tap *taps,
-                                 Job *jobs) {
+                                 Job *jobs, bool merge_w = false) {
     dim_t nph[3];
     for (int x = 0; x < 3; ++x) nph[x] = imin(p.s[x], p.i[x]);
+    if (merge_w) nph[2] = 1;
     const dim_t nphases = nph[0] * nph[1] * nph[2];
+    // (Merged: jd stands for kw, k/s of them.)
+    const dim_t sw = p.s[2], kws = merge_w ? p.k[2] / sw : p.k[2];
     dim_t used = 0;
     for (dim_t ph = 0; ph < nphases; ++ph) {
         const dim_t r[3] = {ph / (nph[1] * nph[2]), (ph / nph[2]) % nph[1], ph % nph[2]};
@@ -479,20 +496,24 @@ static dim_t bwd_data_phase_jobs(const conv_problem &p, const Job &proto, gather
         int ntaps = 0;
         for (dim_t kd = 0; kd < p.k[0]; ++kd)
             for (dim_t kh = 0; kh < p.k[1]; ++kh)
-                for (dim_t kw = 0; kw < p.k[2]; ++kw) {
+                for (dim_t kw = 0; kw < kws; ++kw) {
                     const dim_t k[3] = {kd, kh, kw};
-                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * p.k[2] + kw};
+                    gather_tap t{{0, 0, 0}, (kd * p.k[1] + kh) * kws + kw};
                     bool ok = true;
-                    for (int x = 0; x < 3 && ok; ++x) {
+                    for (int x = 0; x < (merge_w ? 2 : 3) && ok; ++x) {
                         const dim_t q = r[x] + p.pb[x] - k[x] * p.dl[x];
                         ok = floor_div(q, p.s[x]) * p.s[x] == q;
                         t.a_off[x] = floor_div(q, p.s[x]);
                     }
-                    if (ok && tap_is_read(p, t.w)) taps[used + ntaps++] = t;
+                    if (merge_w) t.a_off[2] = p.pb[2] / sw - kw;
+                    const bool read = merge_w ? tap_is_read(p, (kd * p.k[1] + kh) * p.k[2], false)
+                                              : tap_is_read(p, t.w);
+                    if (ok && read) taps[used + ntaps++] = t;
                 }
         used += ntaps;
         for (int x = 0; x < 3; ++x)
             jp.ax[x] = {div_up(p.i[x] - r[x], p.s[x]), r[x], p.s[x], 1, p.o[x], 0};
+        if (merge_w) jp.ax[2] = {p.i[2] / sw, 0, 1, 1, p.o[2], 0};
         jp.ntaps = ntaps;
     }
     return nphases;
