@@ -33,7 +33,10 @@ class bf16dot_kernel final : public kernel {
                 s += "stride phases along w merged: a C pixel is " + std::to_string(p.s[2]) +
                      " src pixels, N=" + std::to_string(p.s[2] * p.icg) + "; ";
         }
-        return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
+        // (Merged, the gathers' C pixels have s x icg channels: their tile.)
+        const bool merged = p.dir == conv_direction::bwd_data && direct_merges_w_phases(pl_);
+        return s + detail::describe(pl_, merged ? p.s[2] * p.icg : -1) +
+               " (src/dst: the f32 kernel's flags)";
     }
     // Its packers round f32 inputs to bf16 on the way (fpmath_mode bf16).
     bool rounds_to_math_type() const override { return true; }

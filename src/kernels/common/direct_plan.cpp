@@ -241,12 +241,12 @@ void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *
     *a1 = hi;
 }
 
-std::string describe(const direct_plan &pl) {
+std::string describe(const direct_plan &pl, dim_t c_chan) {
     // The register tile of the widest channel block: N is the C side's channels (dst for fwd
     // and bwd_weights, src for bwd_data), as wide as they fill, at most a block's vectors
     // (direct_block_nv: the gather's; bwd_weights' blocks are max_nv vectors).
     const conv_problem &p = pl.p;
-    const dim_t n = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
+    const dim_t n = c_chan >= 0 ? c_chan : p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
     const int blk = p.dir == conv_direction::bwd_weights ? pl.max_nv : direct_block_nv(pl, n);
     const int nv = int(std::clamp<dim_t>((n + pl.vlen - 1) / pl.vlen, 1, blk));
     std::string s = "tile=" + std::to_string(pl.max_m[nv]) + "x" + std::to_string(nv * pl.vlen);

@@ -228,7 +228,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              bool round_output_in_kernel = false, bool split_weights = false,
                              bool pairs = false);
 
-/// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2.
-std::string describe(const direct_plan &pl);
+/// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2; the tile for `c_chan`
+/// channels on the C side where given (bwd_data with merged stride phases), else the problem's.
+std::string describe(const direct_plan &pl, dim_t c_chan = -1);
 
 }  // namespace convgrad::detail
