@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "kernels/common/direct_plan.hpp"
 #include "util/conv_test_util.hpp"
 #include "util/kernel_check.hpp"
 
@@ -33,6 +34,10 @@ struct case_ranges {
     dim_t w_stride = 0;  // the stride along w, when not drawn
     bool equal_channels = false;  // ocg = icg (the grouped kernels' problems)
     dim_t dilation = 0;  // the dilation of every axis, when not drawn (the pads end made to fit)
+    // Along w: a stride of 2-4, an undilated kernel of 1-2 strides, a begin pad of 0-1 strides
+    // and a src width of whole strides: the data gradient's stride phases along w merge into
+    // its channels where they are few (direct_merges_w_phases).
+    bool w_phases_merge = false;
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
 constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
@@ -101,6 +106,10 @@ constexpr case_ranges window_channel_ranges{
 // the grouped kernels put several groups on a vector's lanes (of channels, or of channel
 // pairs for vdpbf16ps), so the group counts give whole vectors and tails of every size, one
 // vector or several, under strides, dilation and pads.
+constexpr case_ranges w_merge_ranges{
+    {1, 2, 2, 3}, {1, 1, 2}, {3, 5, 9, 21}, {4, 7, 21, 33}, {2, 3}, {3, 5, 9}, {1, 2, 3}, false, 0,
+    false,        0,         true};
+
 constexpr case_ranges few_channel_group_ranges{{1, 2, 2, 3}, {3, 4, 8, 12, 33}, {2, 4, 8}, {},
                                                {1, 2, 3, 5}, {3, 7, 13, 20}, {1, 2}, false, 0,
                                                true};
@@ -127,8 +136,15 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         // only padding.
         if (cr.w_stride && j == S - 1 && rng() % 2) pb.back() = cr.w_stride;
         pe.push_back(pick(rng, {0, 0, 1, 2, 4}));
+        const bool merged_axis = cr.w_phases_merge && j == S - 1;
+        if (merged_axis) {
+            s.back() = pick(rng, {2, 3, 4});
+            k.back() = s.back() * pick(rng, {1, 2});
+            d.back() = 1;
+            pb.back() = s.back() * pick(rng, {0, 1});
+        }
         const dim_t ke = (k[j] - 1) * d[j] + 1;
-        dim_t I = pick(rng, cr.sizes);
+        dim_t I = merged_axis ? s.back() * pick(rng, {2, 3, 5, 7}) : pick(rng, cr.sizes);
         if (I + pb[j] + pe[j] < ke && !cr.dilation) I = ke - pb[j] - pe[j] + dim_t(rng() % 3);
         if (I < 1) I = 1;
         if (I + pb[j] + pe[j] < ke) pe[j] = ke - I - pb[j];
@@ -249,6 +265,14 @@ const std::vector<testing::swept_case> &huge_stride_cases() {
     return cases;
 }
 
+// 1-D/2-D/3-D problems whose data gradient merges its stride phases along w, on 1-3 threads.
+const std::vector<testing::swept_case> &w_merge_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261206, 48, [](std::mt19937_64 &rng) { return make_case(rng, w_merge_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // 1-D/2-D/3-D problems with dilations near the dim_t range, on 1-2 threads.
 const std::vector<testing::swept_case> &huge_dilation_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -289,6 +313,17 @@ TEST(KernelsVsReference, EveryProblemHasAKernel) {
             taken = taken || (detail::isa_available(row.isa) && row.serves(c.r.prob).empty() &&
                               row.why_not(c.r.prob).empty());
         EXPECT_TRUE(taken) << c.text << " " << c.r.prob.desc();
+    }
+}
+
+// The merge sweep reaches the merged gathers: some of its data gradients merge for vectors of
+// 16 floats (AVX-512) and some for 8 (AVX2).
+TEST(KernelsVsReference, TheMergeSweepMergesStridePhases) {
+    for (int vlen : {8, 16}) {
+        int merged = 0;
+        for (const auto &c : w_merge_cases())
+            merged += detail::direct_merges_w_phases(c.r.prob, vlen);
+        EXPECT_GE(merged, 6) << vlen << " lanes";
     }
 }
 
@@ -345,6 +380,10 @@ TEST_P(KernelRow, WindowsOfUpTo31Channels) {
 
 TEST_P(KernelRow, HugeStrideAlongW) {
     sweep_row(*GetParam(), huge_stride_cases(), false);
+}
+
+TEST_P(KernelRow, StridePhasesAlongWMerged) {
+    sweep_row(*GetParam(), w_merge_cases(), false);
 }
 
 TEST_P(KernelRow, HugeDilation) {

@@ -231,6 +231,49 @@ static bool pack_weights(const conv_problem &p, int nthr, const void *user, bool
     return finite.load();
 }
 
+// The weights of bwd_data with its stride phases along w merged (direct_merges_w_phases,
+// direct_plan.hpp) as f32 panels [block][tap (kd, kh, jd)][k][ldn] of wb's blocks: column
+// r * icg + c is the weight (oc = k, ic = c) of kernel column kw = r + s * jd, the s sub-pixels'
+// columns side by side (as the vdpbf16ps kernel's pack_w_merged_weight_pairs); columns past
+// s * icg are zero. Each (tap, r) goes through the thread's panel of icg columns. Returns
+// whether they are all finite.
+static bool pack_w_merged_weights(const conv_problem &p, int nthr, const void *user,
+                                  const weight_blocks &wb, float *out) {
+    const weights_layout &l = p.wei;
+    const dim_t s = p.s[2], nd = p.k[2] / s, K = p.ocg, N = p.icg, ntaps = w_merged_taps(p);
+    scratch panels(dim_t(nthr) * K * N);
+    std::atomic<bool> finite{true};
+    parallel(nthr, [&](int ithr, int nt) {
+        dim_t b, e;
+        split(ntaps, nt, ithr, b, e);
+        float *sub = panels.p + ithr * K * N;
+        for (dim_t t = b; t < e; ++t) {
+            const dim_t jd = t % nd, kh = (t / nd) % p.k[1], kd = t / (nd * p.k[1]);
+            if (!tap_is_read(p, (kd * p.k[1] + kh) * p.k[2], false)) continue;  // (no gather's)
+            auto column = [&](dim_t col) {  // where column col of row 0 of the tap's panels is
+                return out + weights_panel_at(wb.n, ntaps, K, wb.ldn, 0, col / wb.ldn, t) +
+                       col % wb.ldn;
+            };
+            for (dim_t r = 0; r < s; ++r) {
+                const matrix_view v{const_cast<void *>(user), p.dt,
+                                    kd * l.sp[0] + kh * l.sp[1] + (r + s * jd) * l.sp[2], l.oc,
+                                    l.ic};
+                pack_f32_panel(v, K, N, N, sub);
+                if (!floats_finite(sub, K * N)) finite.store(false, std::memory_order_relaxed);
+                for (dim_t c = 0; c < N; ++c) {
+                    float *to = column(r * N + c);
+                    for (dim_t k = 0; k < K; ++k) to[k * wb.ldn] = sub[k * N + c];
+                }
+            }
+            for (dim_t col = s * N; col < wb.n * wb.ldn; ++col) {
+                float *to = column(col);
+                for (dim_t k = 0; k < K; ++k) to[k * wb.ldn] = 0.f;
+            }
+        }
+    });
+    return finite.load();
+}
+
 // Images [0, nb) of a user data tensor (`image`: the first; layout l, C channels, extents sp),
 // rows [a0, a1) along axis X, into dense channels-last f32.
 static void pack_rows_along(data_type dt, int nthr, const void *image, const data_layout &l,
@@ -351,12 +394,26 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     constexpr bool rounded_in_kernel = sizeof(CE) == 2;
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
-    const weight_blocks wb = panel_blocks(pl, p.icg);
-    scratch wt(p.g * wb.n * p.ksp() * p.ocg * wb.ldn);
-    if (!pack_weights(p, nthr, args.wei, true, wb, true, wt.p) && p.reads_padding())
-        return ref_conv_execute(p, args);
-    scratch bias(p.with_bias ? p.ic() + W : 0);
-    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p);
+    // By rows (an image beyond the L2 budget): the copies are made per chunk of rows, for these
+    // jobs.
+    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
+    // The stride phases along w merged into the channels, as in the vdpbf16ps kernel (not by
+    // chunks of rows: direct_merges_w_phases in direct_plan.hpp).
+    const bool in_place = pl.src_direct || rounded_in_kernel;
+    const bool merge_w = direct_merges_w_phases(pl, true);
+    const dim_t sw = merge_w ? p.s[2] : 1;  // src pixels per C pixel of the gathers
+    const dim_t ntaps_packed = merge_w ? w_merged_taps(p) : p.ksp();
+    const weight_blocks wb = panel_blocks(pl, sw * p.icg);
+    scratch wt(p.g * wb.n * ntaps_packed * p.ocg * wb.ldn);
+    const bool finite = merge_w ? pack_w_merged_weights(p, nthr, args.wei, wb, wt.p)
+                                : pack_weights(p, nthr, args.wei, true, wb, true, wt.p);
+    if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
+    // (Merged: the bias of each sub-pixel's channels.)
+    scratch bias(p.with_bias ? sw * p.ic() + W : 0);
+    if (p.with_bias) {
+        pack_bias(p, args.bias, p.ic(), bias.p);
+        for (dim_t r = 1; r < sw; ++r) std::copy_n(bias.p, p.ic(), bias.p + r * p.ic());
+    }
     const dim_t nzeros = gather_zeros_len(p.g, p.ocg, p.ocg);
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));
@@ -364,23 +421,20 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     gather_tap *taps = reinterpret_cast<gather_tap *>(taps_mem.p);
 
     gather_job<float, CE> j{};
-    j.c_chan = p.icg;
+    j.c_chan = sw * p.icg;
     j.a_chan = p.ocg;
     j.taps = taps;
     j.w = wt.p;
     j.ldn = wb.ldn;
     j.wblocks = wb.n;
-    j.ksp = p.ksp();
+    j.ksp = ntaps_packed;
     j.K = p.ocg;
     j.bias = p.with_bias ? bias.p : nullptr;
     j.zeros = zeros.p;
     // One gather per stride phase (schedule/gather.hpp).
     scratch jobs_mem(dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * stride_phases(p));
     gather_job<float, CE> *jobs = reinterpret_cast<gather_job<float, CE> *>(jobs_mem.p);
-    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs);
-    // By rows (an image beyond the L2 budget): the copies are made per chunk of rows, for these
-    // jobs.
-    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
+    const dim_t nphases = bwd_data_phase_jobs(p, j, taps, jobs, merge_w);
     scratch chunk_jobs_mem(
         by_rows ? dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * nphases : 0);
     gather_job<float, CE> *chunk_jobs = reinterpret_cast<gather_job<float, CE> *>(chunk_jobs_mem.p);
@@ -406,13 +460,13 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
                 pl.src_direct, out_user, p.src, p.ic(), p.i);
             continue;
         }
-        const data_operand src_op(p, nthr, pl.src_direct || rounded_in_kernel, args.out, p.src,
-                                  p.ic(), p.i, false, n0, nb);
+        const data_operand src_op(p, nthr, in_place, args.out, p.src, p.ic(), p.i, false, n0, nb);
         for (dim_t ph = 0; ph < nphases; ++ph) {
             if constexpr (rounded_in_kernel)
                 jobs[ph].cv = user_view<uint16_t>(out_user, p.src);
             else
                 jobs[ph].cv = src_op.v;
+            jobs[ph].cv.w *= sw;
         }
         gather_parallel(jobs, nphases);
         src_op.store(nthr, pl.stream_copied_output);

@@ -170,13 +170,15 @@ inline bool direct_flattens_w(const direct_plan &pl) {
 /// 230-310 GFLOP/s, its x8 (16x16 stride 8) 170-235 -> 430-470 (Zen 5, bf16, 2 threads, fastest
 /// of 100 executions, 4 alternated rounds).
 bool direct_merges_w_phases(const conv_problem &p, int vlen);
-/// The same for a plan of the vdpbf16ps kernel, with its layout rule: src written in place
-/// (rounded by the microkernel, or f32 under fpmath_mode bf16) only with its pixels dense along
-/// w; its f32 copy is.
-inline bool direct_merges_w_phases(const direct_plan &pl) {
+/// The same for a plan, with the kernels' rules: src written in place (rounded by the
+/// microkernel, or f32) only with its pixels dense along w (its f32 copy is); and in the f32
+/// kernel (`by_rows_possible`) not by chunks of an image's rows, which may cut along w
+/// (direct_plan::out_rows_per_chunk; the vdpbf16ps kernel has no such chunks).
+inline bool direct_merges_w_phases(const direct_plan &pl, bool by_rows_possible = false) {
     const conv_problem &p = pl.p;
     const bool in_place = pl.src_direct || pl.out_rounded_in_kernel;
-    return direct_merges_w_phases(p, pl.vlen) &&
+    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
+    return direct_merges_w_phases(p, pl.vlen) && !(by_rows_possible && by_rows) &&
            (!in_place || (p.src.c == 1 && p.src.sp[2] == p.ic()));
 }
 
