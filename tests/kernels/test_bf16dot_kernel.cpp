@@ -432,6 +432,27 @@ TEST(Bf16DotPlan, RoundsABf16OutputWithContiguousChannelsInPlace) {
     }
 }
 
+// Every backend on inputs with an infinity, against the reference: NaN where the reference has
+// NaN, the same value elsewhere, and some outputs finite.
+void expect_nans_where_the_reference_has_them(const conv_case &c, const inputs &in) {
+    const conv_problem p = make_problem(c);
+    const buffer want = run(p, in, nullptr);
+    for (const row_backend &b : backends()) {
+        if (!b.skip.empty()) continue;
+        const auto k = b.create(p);
+        const buffer got = run(p, in, k.get());
+        int finite = 0;
+        for (dim_t o : output_offsets(p)) {
+            finite += std::isfinite(want.get(o));
+            if (std::isnan(want.get(o)))
+                ASSERT_TRUE(std::isnan(got.get(o))) << b.name << " at " << o;
+            else
+                ASSERT_EQ(got.get(o), want.get(o)) << b.name << " " << describe(c) << " at " << o;
+        }
+        ASSERT_GT(finite, 0);
+    }
+}
+
 // The cases of w_merged_cases merge (the plan says so), into an output rounded in place where
 // src's pixels are dense along w, else through the f32 copy; and where a condition fails, the
 // phases stay apart: a begin pad or a src width that is not a multiple of the stride, two
@@ -469,21 +490,7 @@ TEST(Bf16DotMergedPhases, AnInfinityReachesTheSrcPixelsTheReferenceReachesWithIt
     std::mt19937_64 rng(9);
     inputs in = make_inputs(p, rng, true);
     in.dst.set(2 * p.dst.sp[1] + 3 * p.dst.sp[2] + 4 * p.dst.c, INFINITY);  // h 2, w 3, channel 4
-    const buffer want = run(p, in, nullptr);
-    for (const row_backend &b : backends()) {
-        if (!b.skip.empty()) continue;
-        const auto k = b.create(p);
-        const buffer got = run(p, in, k.get());
-        int finite = 0;
-        for (dim_t o : output_offsets(p)) {
-            finite += std::isfinite(want.get(o));
-            if (std::isnan(want.get(o)))
-                ASSERT_TRUE(std::isnan(got.get(o))) << b.name << " at " << o;
-            else
-                ASSERT_EQ(got.get(o), want.get(o)) << b.name << " at " << o;
-        }
-        ASSERT_GT(finite, 0);
-    }
+    expect_nans_where_the_reference_has_them(c, in);
 }
 
 // bwd_weights pairs an odd width's last dst pixel with a zero pixel; the src pixel its tap
@@ -523,21 +530,7 @@ TEST(Bf16DotFlattened, AnInfinityPastAnOddWindowIsNotMultiplied) {
     std::mt19937_64 rng(5);
     inputs in = make_inputs(p, rng, true);
     in.src.set(3 * p.src.sp[2], INFINITY);
-    const buffer want = run(p, in, nullptr);
-    for (const row_backend &b : backends()) {
-        if (!b.skip.empty()) continue;
-        const auto k = b.create(p);
-        const buffer got = run(p, in, k.get());
-        int finite = 0;
-        for (dim_t o : output_offsets(p)) {
-            finite += std::isfinite(want.get(o));
-            if (std::isnan(want.get(o)))
-                ASSERT_TRUE(std::isnan(got.get(o))) << b.name << " at " << o;
-            else
-                ASSERT_EQ(got.get(o), want.get(o)) << b.name << " " << describe(c) << " at " << o;
-        }
-        ASSERT_GT(finite, 0);  // window 0, and the second image
-    }
+    expect_nans_where_the_reference_has_them(c, in);  // (finite: window 0, the second image)
 }
 
 // Values around the denormal range, exact in bf16.
