@@ -29,14 +29,8 @@ class bf16dot_kernel final : public kernel {
             else
                 s += std::string("K=channel pairs from ") +
                      (in_place ? "the user's tensor" : "a padded bf16 copy") + "; ";
-            if (p.dir == conv_direction::bwd_data && direct_merges_w_phases(pl_))
-                s += "stride phases along w merged: a C pixel is " + std::to_string(p.s[2]) +
-                     " src pixels, N=" + std::to_string(p.s[2] * p.icg) + "; ";
         }
-        // (Merged, the gathers' C pixels have s x icg channels: their tile.)
-        const bool merged = p.dir == conv_direction::bwd_data && direct_merges_w_phases(pl_);
-        return s + detail::describe(pl_, merged ? p.s[2] * p.icg : -1) +
-               " (src/dst: the f32 kernel's flags)";
+        return s + detail::describe(pl_) + " (src/dst: the f32 kernel's flags)";
     }
     // Its packers round f32 inputs to bf16 on the way (fpmath_mode bf16).
     bool rounds_to_math_type() const override { return true; }
@@ -137,7 +131,7 @@ std::unique_ptr<kernel> make_bf16dot_kernel(const conv_problem &p, register_tile
     // 100 executions: FCN's x2 ConvTranspose 0.55-0.71 -> 0.37-0.50 ms, its x8 2.5-3.4 ->
     // 1.7-2.2 ms (merged through the f32 copy, against in place).
     const dim_t out_chan = p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
-    const bool merged = direct_merges_w_phases(p, t.vlen) && p.src.c == 1 && p.src.sp[2] == p.ic();
+    const bool merged = direct_merges_w_phases(p, t.vlen) && direct_src_dense_along_w(p);
     const bool fills_vectors = out_chan % t.vlen == 0 || out_chan >= 4 * t.vlen || merged;
     return std::make_unique<bf16dot_kernel>(
         make_direct_plan(p, t.vlen, t.nregs, machine_caches(), fills_vectors, true, true), run);

@@ -8,15 +8,7 @@ class direct_kernel final : public kernel {
   public:
     direct_kernel(const direct_plan &pl, direct_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
-    std::string describe() const override {
-        // (bwd_data with its stride phases along w merged: the gathers' tile of s x icg.)
-        const conv_problem &p = pl_.p;
-        if (p.dir != conv_direction::bwd_data || !direct_merges_w_phases(pl_, true))
-            return detail::describe(pl_);
-        return "stride phases along w merged: a C pixel is " + std::to_string(p.s[2]) +
-               " src pixels, N=" + std::to_string(p.s[2] * p.icg) + "; " +
-               detail::describe(pl_, p.s[2] * p.icg);
-    }
+    std::string describe() const override { return detail::describe(pl_); }
 
   private:
     direct_plan pl_;

@@ -385,7 +385,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     const bool in_place = pl.src_direct || rounded_in_kernel;  // (diff_src, else its f32 copy)
-    const bool merge_w = direct_merges_w_phases(pl);           // (direct_plan.hpp)
+    const bool merge_w = pl.merge_w_phases;                    // (direct_plan.hpp)
     const dim_t sw = merge_w ? p.s[2] : 1;  // src pixels per C pixel of the gathers
     const dim_t Kp = p.ocg + p.ocg % 2, ldn = panel_ld(sw * p.icg);
     const dim_t ntaps_packed = merge_w ? w_merged_taps(p) : p.ksp();
@@ -397,10 +397,7 @@ static void run_pairs_bwd_data(const direct_plan &pl, const conv_args &args) {
     if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
     // (Merged: the bias of each sub-pixel's channels.)
     scratch bias(p.with_bias ? sw * p.ic() + W : 0);
-    if (p.with_bias) {
-        pack_bias(p, args.bias, p.ic(), bias.p);
-        for (dim_t r = 1; r < sw; ++r) std::copy_n(bias.p, p.ic(), bias.p + r * p.ic());
-    }
+    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p, sw);
     const dim_t nzeros = gather_zeros_len(p.g, Kp, Kp);  // (bf16 elements, in floats)
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));

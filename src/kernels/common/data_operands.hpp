@@ -65,7 +65,11 @@ struct data_operand {
     }
 };
 
-static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out) {
+// The bias of C channels as floats, `copies` times one after the other (a gather whose C pixel
+// is several pixels: direct_plan::merge_w_phases), then a vector of zeros.
+static void pack_bias(const conv_problem &p, const void *user, dim_t C, float *out,
+                      dim_t copies = 1) {
     for (dim_t c = 0; c < C; ++c) out[c] = user ? load_elem(p.dt, user, c * p.bias_stride) : 0.f;
-    for (dim_t c = C; c < C + W; ++c) out[c] = 0.f;
+    for (dim_t r = 1; r < copies; ++r) std::copy_n(out, C, out + r * C);
+    for (dim_t c = copies * C; c < copies * C + W; ++c) out[c] = 0.f;
 }

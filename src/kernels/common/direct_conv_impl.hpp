@@ -397,10 +397,11 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     // By rows (an image beyond the L2 budget): the copies are made per chunk of rows, for these
     // jobs.
     const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
-    // The stride phases along w merged into the channels, as in the vdpbf16ps kernel (not by
-    // chunks of rows: direct_merges_w_phases in direct_plan.hpp).
+    // The stride phases along w merged into the channels, as in the vdpbf16ps kernel
+    // (direct_plan::merge_w_phases), never by chunks of rows, which may cut along w: the plan
+    // leaves them out, and a plan whose chunks were set after it was made (tests) is held to it.
     const bool in_place = pl.src_direct || rounded_in_kernel;
-    const bool merge_w = direct_merges_w_phases(pl, true);
+    const bool merge_w = pl.merge_w_phases && !by_rows;
     const dim_t sw = merge_w ? p.s[2] : 1;  // src pixels per C pixel of the gathers
     const dim_t ntaps_packed = merge_w ? w_merged_taps(p) : p.ksp();
     const weight_blocks wb = panel_blocks(pl, sw * p.icg);
@@ -410,10 +411,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     if (!finite && p.reads_padding()) return ref_conv_execute(p, args);
     // (Merged: the bias of each sub-pixel's channels.)
     scratch bias(p.with_bias ? sw * p.ic() + W : 0);
-    if (p.with_bias) {
-        pack_bias(p, args.bias, p.ic(), bias.p);
-        for (dim_t r = 1; r < sw; ++r) std::copy_n(bias.p, p.ic(), bias.p + r * p.ic());
-    }
+    if (p.with_bias) pack_bias(p, args.bias, p.ic(), bias.p, sw);
     const dim_t nzeros = gather_zeros_len(p.g, p.ocg, p.ocg);
     scratch zeros(nzeros);
     std::memset(zeros.p, 0, size_t(nzeros) * sizeof(float));

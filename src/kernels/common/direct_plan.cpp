@@ -218,6 +218,12 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
                                  p.dt == data_type::f32 && (fwd ? p.dst.c : p.src.c) != 1 &&
                                  output_streams_past_caches(out_bytes, d.nthr, caches);
     }
+    {
+        const bool in_place = d.src_direct || d.out_rounded_in_kernel;
+        const bool by_rows = d.out_rows_per_chunk > 0 && d.images_per_chunk == 1;
+        d.merge_w_phases = direct_merges_w_phases(p, vlen) && !(by_rows && !pairs) &&
+                           (!in_place || direct_src_dense_along_w(p));
+    }
     return d;
 }
 
@@ -241,15 +247,22 @@ void direct_input_rows(const conv_problem &p, int x, dim_t r0, dim_t r1, dim_t *
     *a1 = hi;
 }
 
-std::string describe(const direct_plan &pl, dim_t c_chan) {
+std::string describe(const direct_plan &pl) {
     // The register tile of the widest channel block: N is the C side's channels (dst for fwd
     // and bwd_weights, src for bwd_data), as wide as they fill, at most a block's vectors
     // (direct_block_nv: the gather's; bwd_weights' blocks are max_nv vectors).
     const conv_problem &p = pl.p;
-    const dim_t n = c_chan >= 0 ? c_chan : p.dir == conv_direction::bwd_data ? p.icg : p.ocg;
+    // (Merged stride phases: the gathers' C pixels have s x icg channels.)
+    const dim_t n = pl.merge_w_phases                   ? p.s[2] * p.icg
+                    : p.dir == conv_direction::bwd_data ? p.icg
+                                                        : p.ocg;
     const int blk = p.dir == conv_direction::bwd_weights ? pl.max_nv : direct_block_nv(pl, n);
     const int nv = int(std::clamp<dim_t>((n + pl.vlen - 1) / pl.vlen, 1, blk));
-    std::string s = "tile=" + std::to_string(pl.max_m[nv]) + "x" + std::to_string(nv * pl.vlen);
+    std::string s = pl.merge_w_phases
+                        ? "stride phases along w merged: a C pixel is " + std::to_string(p.s[2]) +
+                              " src pixels, N=" + std::to_string(n) + "; "
+                        : std::string();
+    s += "tile=" + std::to_string(pl.max_m[nv]) + "x" + std::to_string(nv * pl.vlen);
     if (pl.p.dir == conv_direction::bwd_weights)
         s += " rows_per_chunk=" + std::to_string(pl.rows_per_chunk) +
              (pl.pixels_per_chunk ? " pixels_per_chunk=" + std::to_string(pl.pixels_per_chunk)

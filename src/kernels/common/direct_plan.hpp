@@ -31,6 +31,11 @@ struct direct_plan {
     // its register tiles in place the same way, and so does the vdpbf16ps kernel's gather.
     // Only for the kernels that asked for it (make_direct_plan).
     bool out_rounded_in_kernel;
+    // bwd_data: its stride phases along w are one gather, their pixels' channels side by side
+    // (direct_merges_w_phases, with the kernels' rules: src written in place only with its
+    // pixels dense along w; the f32 kernel not by chunks of an image's rows, which may cut
+    // along w, where the vdpbf16ps kernel, `pairs`, has no such chunks).
+    bool merge_w_phases;
     int nthr;           // threads the work is split over (fixed: results do not depend on timing)
     dim_t rows_per_chunk;  // bwd_weights: rows (n, d, h) reduced together, sized for L2
     // bwd_weights: when one row of src and diff_dst is beyond that L2 budget (a long 1-D
@@ -170,16 +175,10 @@ inline bool direct_flattens_w(const direct_plan &pl) {
 /// 230-310 GFLOP/s, its x8 (16x16 stride 8) 170-235 -> 430-470 (Zen 5, bf16, 2 threads, fastest
 /// of 100 executions, 4 alternated rounds).
 bool direct_merges_w_phases(const conv_problem &p, int vlen);
-/// The same for a plan, with the kernels' rules: src written in place (rounded by the
-/// microkernel, or f32) only with its pixels dense along w (its f32 copy is); and in the f32
-/// kernel (`by_rows_possible`) not by chunks of an image's rows, which may cut along w
-/// (direct_plan::out_rows_per_chunk; the vdpbf16ps kernel has no such chunks).
-inline bool direct_merges_w_phases(const direct_plan &pl, bool by_rows_possible = false) {
-    const conv_problem &p = pl.p;
-    const bool in_place = pl.src_direct || pl.out_rounded_in_kernel;
-    const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
-    return direct_merges_w_phases(p, pl.vlen) && !(by_rows_possible && by_rows) &&
-           (!in_place || (p.src.c == 1 && p.src.sp[2] == p.ic()));
+/// Whether a data gradient whose output is written in place has its pixels dense along w, as
+/// the merge needs (its f32 copy is).
+inline bool direct_src_dense_along_w(const conv_problem &p) {
+    return p.src.c == 1 && p.src.sp[2] == p.ic();
 }
 
 /// bwd_weights: the rows of the register tile of the first block of output channels, the
@@ -230,8 +229,8 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs,
                              bool round_output_in_kernel = false, bool split_weights = false,
                              bool pairs = false);
 
-/// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2; the tile for `c_chan`
-/// channels on the C side where given (bwd_data with merged stride phases), else the problem's.
-std::string describe(const direct_plan &pl, dim_t c_chan = -1);
+/// "tile=6x64 rows_per_chunk=... caches: ..." for CONVGRAD_VERBOSE=2 (with merged stride phases,
+/// "stride phases along w merged: ..." first and the merged gathers' tile).
+std::string describe(const direct_plan &pl);
 
 }  // namespace convgrad::detail
