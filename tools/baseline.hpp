@@ -17,8 +17,9 @@ struct baseline_time {
 };
 
 bool onednn_available();
-/// Times oneDNN on the op's normalized problem (`o` as the tool built it), `threads` threads.
-baseline_time time_onednn_for(const op &o, int threads, int reps);
+/// Times oneDNN on the op's normalized problem (`o` as the tool built it), `threads` threads: the
+/// median of `reps` executions, or the fastest with `fastest`.
+baseline_time time_onednn_for(const op &o, int threads, int reps, bool fastest = false);
 /// FMA peak in GFLOP/s on `threads` threads (NaN when the tool was built without the bench).
 double fma_peak_gflops(int threads);
 

@@ -28,7 +28,8 @@ namespace convgrad::tool {
 namespace {
 
 struct bench_args {
-    std::string op, dt = "f32", threads, json_file, tag = "nxc", without, prefer, fpmath = "strict";
+    std::string op, dt = "f32", threads, json_file, tag = "nxc", without, prefer, fpmath = "strict",
+                    stat = "median";
     int random = 0;
     uint64_t seed = 1;
     long long mb = 0;
@@ -190,13 +191,16 @@ check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, b
 
 void add_bench_command(CLI::App &app, int &exit_code) {
     auto args = std::make_shared<bench_args>();
-    CLI::App *sub = app.add_subcommand(
-        "bench",
-        "Benchmark the suite of network layers (ResNet-50, ResNeXt, MobileNetV2, DeepLab, DCGAN, U-Net,\n"
-        "FCN, HiFi-GAN...) or the given benchdnn descriptors: each op is checked against the reference\n"
-        "(on a batch of 1-2 when the problem is big) and timed (median after a warm-up).\n"
-        "Examples: convgrad bench --threads=2 --json=bench.json\n"
-        "          convgrad bench --op=ConvTransposeBackwardWeights mb32ic512ih8oc256oh16kh4sh2ph1");
+    CLI::App *sub = app.add_subcommand("bench",
+                                       "Benchmark the suite of network layers (ResNet-50, ResNeXt, "
+                                       "MobileNetV2, DeepLab, DCGAN, U-Net,\n"
+                                       "FCN, HiFi-GAN...) or the given benchdnn descriptors: each "
+                                       "op is checked against the reference\n"
+                                       "(on a batch of 1-2 when the problem is big) and timed "
+                                       "(median after a warm-up; --stat=min: the fastest).\n"
+                                       "Examples: convgrad bench --threads=2 --json=bench.json\n"
+                                       "          convgrad bench --op=ConvTransposeBackwardWeights "
+                                       "mb32ic512ih8oc256oh16kh4sh2ph1");
     sub->add_option("desc", args->descs,
                     "benchdnn conv/deconv descriptors (NXC data); the ConvTranspose family reads them as "
                     "benchdnn's deconv driver (i*/ic = its src). Default: the built-in suite");
@@ -207,6 +211,11 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--mb", args->mb, "batch size for every problem (overrides the suite's)");
     sub->add_option("--json", args->json_file, "write one record per (problem, op, type, threads) to FILE");
     sub->add_option("--budget-ms", args->budget_ms, "time spent timing each op after the warm-up (default 500)");
+    sub->add_option(
+        "--stat", args->stat,
+        "statistic of each op's timed executions, convgrad's and oneDNN's alike: median (default) "
+        "or "
+        "min, the fastest, steadier on a shared host for comparing two builds or options");
     sub->add_option("--check-gflop", args->check_gflop,
                     "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
     sub->add_option("--tag", args->tag, "data layout of the timed tensors: nxc (default; XIO/XOI weights) or ncx "
@@ -266,6 +275,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
         if (threads.empty()) threads.push_back(current_threads());
         if (sub->count("--mb") && args->mb < 1) throw CLI::ValidationError("--mb", "must be positive");
         if (args->tag != "nxc" && args->tag != "ncx") throw CLI::ValidationError("--tag", "must be nxc or ncx");
+        if (args->stat != "median" && args->stat != "min")
+            throw CLI::ValidationError("--stat", "must be median or min; got '" + args->stat + "'");
+        const timing_stat stat = args->stat == "min" ? timing_stat::min : timing_stat::median;
         if (args->offset < 0 || args->offset > 60 || args->offset % 4 != 0)
             throw CLI::ValidationError("--offset", "must be a multiple of 4 from 0 to 60 bytes; got " +
                                                        std::to_string(args->offset));
@@ -337,6 +349,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                                                                                 : "no (built without libdnnl-dev)"));
         const bool without = !args->without.empty() || !args->prefer.empty();
         std::printf("data layout: %s\n", ncx ? "NCX data, OIX/IOX weights (--tag=ncx)" : "NXC data, XIO/XOI weights");
+        std::printf("timing: %s\n", stat == timing_stat::min
+                                        ? "the fastest execution of each op (--stat=min)"
+                                        : "the median execution of each op");
         if (args->offset)
             std::printf("convgrad's tensors start %d bytes past a 64-byte boundary (--offset); oneDNN's are aligned\n",
                         args->offset);
@@ -382,7 +397,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         {
                             tensor_map m = best.allocate(size_t(args->offset));
                             best.fill_inputs(m, 1);
-                            ms = time_median_ms([&] { best.execute(m); }, 3, args->budget_ms);
+                            ms = time_ms([&] { best.execute(m); }, stat, 3, args->budget_ms);
                         }
                         const std::string kernel = best.steps()[0].cp.kernel_name();
                         double ms_wo = NAN;
@@ -392,12 +407,12 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                             graph_runner wo(doc, impl_choice::best);
                             tensor_map m = wo.allocate(size_t(args->offset));
                             wo.fill_inputs(m, 1);
-                            ms_wo = time_median_ms([&] { wo.execute(m); }, 3, args->budget_ms);
+                            ms_wo = time_ms([&] { wo.execute(m); }, stat, 3, args->budget_ms);
                         }
                         baseline_time dnnl;
                         if (with_onednn) {
                             const int reps = int(std::clamp(args->budget_ms / std::max(ms, 1e-3), 3.0, 50.0));
-                            dnnl = time_onednn_for(doc.ops[0], thr, reps);
+                            dnnl = time_onednn_for(doc.ops[0], thr, reps, stat == timing_stat::min);
                         }
                         const double gflops = flops / (ms * 1e6);
                         const double x_plain = dnnl.plain_ms / ms, x_blocked = dnnl.blocked_ms / ms;
@@ -444,6 +459,7 @@ void add_bench_command(CLI::App &app, int &exit_code) {
                         r["gflops"] = flops / (ms * 1e6);
                         r["kernel"] = kernel;
                         r["tag"] = args->tag;
+                        r["stat"] = args->stat;
                         if (without) r["ms_without"] = std::isnan(ms_wo) ? nlohmann::ordered_json() : nlohmann::ordered_json(ms_wo);
                         r["check"] = chk.pass ? "pass" : "fail";
                         r["check_detail"] = chk.text;

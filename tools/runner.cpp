@@ -111,7 +111,15 @@ void graph_runner::execute(tensor_map &m) const {
     }
 }
 
-double time_median_ms(const std::function<void()> &run, int min_reps, double budget_ms, int max_reps) {
+double summarize_ms(std::vector<double> t, timing_stat s) {
+    std::sort(t.begin(), t.end());
+    if (s == timing_stat::min) return t[0];
+    const size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+double time_ms(const std::function<void()> &run, timing_stat s, int min_reps, double budget_ms,
+               int max_reps) {
     using clock = std::chrono::steady_clock;
     run();  // warm-up
     std::vector<double> t;
@@ -124,9 +132,7 @@ double time_median_ms(const std::function<void()> &run, int min_reps, double bud
         const double spent = std::chrono::duration<double, std::milli>(t1 - start).count();
         if (int(t.size()) >= min_reps && spent >= budget_ms) break;
     }
-    std::sort(t.begin(), t.end());
-    const size_t n = t.size();
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    return summarize_ms(std::move(t), s);
 }
 
 void set_threads(std::optional<int> n) {

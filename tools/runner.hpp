@@ -51,10 +51,24 @@ private:
     std::map<size_t, logical_tensor> lts_;
 };
 
-/// Median milliseconds per execution: one warm-up, then at least `min_reps` runs and more while
-/// under `budget_ms` (at most `max_reps`).
-double time_median_ms(const std::function<void()> &run, int min_reps = 3, double budget_ms = 1000,
-                      int max_reps = 100);
+/// Which statistic of a timed op's executions is reported. The median is the default. The
+/// fastest execution is steadier on a shared host, where other work only ever adds time: it is
+/// what an A/B comparison of two builds or options wants (`convgrad bench --stat=min`).
+enum class timing_stat { median, min };
+
+/// The statistic `s` of the execution times `t` (milliseconds; at least one).
+double summarize_ms(std::vector<double> t, timing_stat s);
+
+/// Milliseconds per execution, statistic `s`: one warm-up, then at least `min_reps` runs and
+/// more while under `budget_ms` (at most `max_reps`).
+double time_ms(const std::function<void()> &run, timing_stat s, int min_reps = 3,
+               double budget_ms = 1000, int max_reps = 100);
+
+/// time_ms with the median.
+inline double time_median_ms(const std::function<void()> &run, int min_reps = 3,
+                             double budget_ms = 1000, int max_reps = 100) {
+    return time_ms(run, timing_stat::median, min_reps, budget_ms, max_reps);
+}
 
 /// Sets the OpenMP thread count from --threads when given (1..max_thread_count, else an error
 /// naming the option); when not given, checks that OMP_NUM_THREADS is within the limit.

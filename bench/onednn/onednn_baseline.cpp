@@ -237,7 +237,7 @@ private:
 };
 
 template <class F>
-double median_ms(F &&run, int reps) {
+double time_ms(F &&run, int reps, bool fastest) {
     run();  // warm-up: first-touch of buffers, JIT caches, thread pool
     run();
     std::vector<double> t;
@@ -246,6 +246,7 @@ double median_ms(F &&run, int reps) {
         run();
         t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
+    if (fastest) return *std::min_element(t.begin(), t.end());
     std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
     return t[t.size() / 2];
 }
@@ -271,14 +272,14 @@ std::unique_ptr<onednn_conv> onednn_conv::create(const conv_problem &p, std::str
     return nullptr;
 }
 
-onednn_timing time_onednn(const conv_problem &p, int threads, int reps) {
+onednn_timing time_onednn(const conv_problem &p, int threads, int reps, bool fastest) {
     onednn_timing t;
     const int saved_threads = omp_get_max_threads();
     omp_set_num_threads(threads);
     try {
         if (auto c = onednn_conv::create(p, t.note)) {
-            t.plain_ms = median_ms([&] { c->run_plain(); }, reps);
-            t.blocked_ms = median_ms([&] { c->run_blocked(); }, reps);
+            t.plain_ms = time_ms([&] { c->run_plain(); }, reps, fastest);
+            t.blocked_ms = time_ms([&] { c->run_blocked(); }, reps, fastest);
             t.note = "impl=" + c->impl_name();
         }
     } catch (const dnnl::error &e) {

@@ -40,8 +40,10 @@ struct onednn_timing {
     std::string note;         // "impl=<oneDNN implementation>" or why there is no time
 };
 
-/// Median of `reps` executions (after warm-up) of each variant on `threads` OpenMP threads.
+/// Median of `reps` executions (after warm-up) of each variant on `threads` OpenMP threads, or
+/// the fastest of them with `fastest` (the statistic convgrad's own time was taken with).
 /// Never throws for a problem oneDNN rejects: NaN times and the reason in `note`.
-onednn_timing time_onednn(const detail::conv_problem &p, int threads, int reps);
+onednn_timing time_onednn(const detail::conv_problem &p, int threads, int reps,
+                          bool fastest = false);
 
 }  // namespace convgrad::bench

@@ -42,6 +42,11 @@ convgrad_cli_case(bench_offset_not_a_float_step 2 "--offset: must be a multiple 
                   ${TOOL} bench --offset=6 --no-onednn mb1ic16ih8oc16oh8kh3ph1)
 convgrad_cli_case(bench_offset_past_a_line 2 "--offset: must be a multiple of 4 from 0 to 60 bytes. got 64"
                   ${TOOL} bench --offset=64 --no-onednn mb1ic16ih8oc16oh8kh3ph1)
+convgrad_cli_case(bench_stat_unknown 2 "--stat: must be median or min. got 'mean'"
+                  ${TOOL} bench --stat=mean --no-onednn mb1ic16ih8oc16oh8kh3ph1)
+# (Not an error: the statistic that --stat=min selects is named in the report.)
+convgrad_cli_case(bench_stat_min_named 0 "timing: the fastest execution of each op \\(--stat=min\\)"
+                  ${TOOL} bench --stat=min --budget-ms=1 --no-onednn --op=Convolution mb1ic16ih8oc16oh8kh3ph1)
 convgrad_cli_case(missing_case_file 2 "no_such_case.json: cannot open"
                   ${TOOL} run ${H}/no_such_case.json)
 convgrad_cli_case(missing_harness_file 2 "no_such_harness: cannot open"

@@ -7,6 +7,7 @@
 #include "check.hpp"
 #include "desc.hpp"
 #include "fill.hpp"
+#include "runner.hpp"
 
 using namespace convgrad;
 using namespace convgrad::tool;
@@ -147,4 +148,23 @@ TEST(Check, ExactAndTolerances) {
     e.set(0, 258);  // one bf16 ulp at 256
     EXPECT_TRUE(compare(h, e, 1, false).pass);
     EXPECT_FALSE(compare(h, e, 1, true).pass);
+}
+
+// `convgrad bench --stat`: the median of the executions' times, or the fastest.
+TEST(Timing, SummarizesByMedianOrFastest) {
+    EXPECT_EQ(summarize_ms({5.0, 1.0, 3.0}, timing_stat::median), 3.0);
+    EXPECT_EQ(summarize_ms({5.0, 1.0, 3.0}, timing_stat::min), 1.0);
+    EXPECT_EQ(summarize_ms({4.0, 8.0, 2.0, 6.0}, timing_stat::median),
+              5.0);  // (even count: the middle two)
+    EXPECT_EQ(summarize_ms({4.0, 8.0, 2.0, 6.0}, timing_stat::min), 2.0);
+    EXPECT_EQ(summarize_ms({7.0}, timing_stat::min), 7.0);
+}
+
+TEST(Timing, RunsAWarmUpThenTheMinimumRepetitionsWithinNoBudget) {
+    for (const timing_stat s : {timing_stat::median, timing_stat::min}) {
+        int calls = 0;
+        const double ms = time_ms([&] { ++calls; }, s, 4, 0.0);
+        EXPECT_EQ(calls, 5);
+        EXPECT_GE(ms, 0.0);
+    }
 }
