@@ -191,16 +191,13 @@ check_outcome check_problem(op_kind kind, const conv_desc &full, data_type dt, b
 
 void add_bench_command(CLI::App &app, int &exit_code) {
     auto args = std::make_shared<bench_args>();
-    CLI::App *sub = app.add_subcommand("bench",
-                                       "Benchmark the suite of network layers (ResNet-50, ResNeXt, "
-                                       "MobileNetV2, DeepLab, DCGAN, U-Net,\n"
-                                       "FCN, HiFi-GAN...) or the given benchdnn descriptors: each "
-                                       "op is checked against the reference\n"
-                                       "(on a batch of 1-2 when the problem is big) and timed "
-                                       "(median after a warm-up; --stat=min: the fastest).\n"
-                                       "Examples: convgrad bench --threads=2 --json=bench.json\n"
-                                       "          convgrad bench --op=ConvTransposeBackwardWeights "
-                                       "mb32ic512ih8oc256oh16kh4sh2ph1");
+    CLI::App *sub = app.add_subcommand(
+        "bench",
+        "Benchmark the suite of network layers (ResNet-50, ResNeXt, MobileNetV2, DeepLab, DCGAN, U-Net,\n"
+        "FCN, HiFi-GAN...) or the given benchdnn descriptors: each op is checked against the reference\n"
+        "(on a batch of 1-2 when the problem is big) and timed (median after a warm-up; --stat=min: the fastest).\n"
+        "Examples: convgrad bench --threads=2 --json=bench.json\n"
+        "          convgrad bench --op=ConvTransposeBackwardWeights mb32ic512ih8oc256oh16kh4sh2ph1");
     sub->add_option("desc", args->descs,
                     "benchdnn conv/deconv descriptors (NXC data); the ConvTranspose family reads them as "
                     "benchdnn's deconv driver (i*/ic = its src). Default: the built-in suite");
@@ -211,11 +208,9 @@ void add_bench_command(CLI::App &app, int &exit_code) {
     sub->add_option("--mb", args->mb, "batch size for every problem (overrides the suite's)");
     sub->add_option("--json", args->json_file, "write one record per (problem, op, type, threads) to FILE");
     sub->add_option("--budget-ms", args->budget_ms, "time spent timing each op after the warm-up (default 500)");
-    sub->add_option(
-        "--stat", args->stat,
-        "statistic of each op's timed executions, convgrad's and oneDNN's alike: median (default) "
-        "or "
-        "min, the fastest, steadier on a shared host for comparing two builds or options");
+    sub->add_option("--stat", args->stat,
+                    "statistic of each op's timed executions, convgrad's and oneDNN's alike: median (default) or "
+                    "min, the fastest, steadier on a shared host for comparing two builds or options");
     sub->add_option("--check-gflop", args->check_gflop,
                     "largest problem checked at full batch, in GFLOP (default 0.5; bigger: batch 1-2)");
     sub->add_option("--tag", args->tag, "data layout of the timed tensors: nxc (default; XIO/XOI weights) or ncx "
