@@ -13,10 +13,10 @@ class col2im_kernel final : public kernel {
     col2im_kernel(const col2im_plan &pl, col2im_run_fn run) : pl_(pl), run_(run) {}
     void execute(const conv_args &args) const override { run_(pl_, args); }
     std::string describe() const override {
-        return "G=dst*Wt N=" + std::to_string(pl_.N) +
+        return std::string(pl_.pairs ? "bf16 pairs " : "") + "G=dst*Wt N=" + std::to_string(pl_.N) +
                " (taps*icg) tile=" + std::to_string(pl_.mr) + "x" +
                std::to_string(pl_.nv * pl_.vlen) +
-               " dst=" + (pl_.dst_direct ? "in place" : "widened per tile") +
+               " dst=" + (pl_.dst_direct ? "in place" : "copied per tile") +
                " threads=" + std::to_string(pl_.nthr);
     }
 
@@ -57,8 +57,14 @@ std::string col2im_why_not(const conv_problem &p, int vlen) {
     return {};
 }
 
+std::string col2im_pairs_why_not(const conv_problem &p, int vlen) {
+    if (p.dt != data_type::bf16)
+        return std::string("multiplies bf16 pairs: takes bf16 tensors, not ") + to_string(p.dt);
+    return col2im_why_not(p, vlen);
+}
+
 std::unique_ptr<kernel> make_col2im_kernel(const conv_problem &p, register_tile t,
-                                           col2im_run_fn run) {
+                                           col2im_run_fn run, bool pairs) {
     col2im_plan pl{};
     pl.p = p;
     pl.vlen = t.vlen;
@@ -67,7 +73,10 @@ std::unique_ptr<kernel> make_col2im_kernel(const conv_problem &p, register_tile 
     pl.nv = int(std::min<dim_t>(4, pl.ldb / t.vlen));
     // Accumulators + the vectors of B + one broadcast register fit the register file.
     pl.mr = ukernel_rows_that_fit(t.nregs, pl.nv);
-    pl.dst_direct = p.dt == data_type::f32;
+    // In pairs, the microkernel reads dst's channels as pairs: in place where they are
+    // contiguous and every pair is whole.
+    pl.pairs = pairs;
+    pl.dst_direct = pairs ? p.dst.c == 1 && p.ocg % 2 == 0 : p.dt == data_type::f32;
     // Whole (image, group) units per thread: no more threads than units.
     pl.nthr = int(std::max<dim_t>(1, std::min<dim_t>(threads_for(p.macs()), p.mb * p.g)));
     return std::make_unique<col2im_kernel>(pl, run);

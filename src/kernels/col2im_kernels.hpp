@@ -25,7 +25,8 @@ struct col2im_plan {
     int mr = 1;       // dst pixels per register tile
     dim_t N = 0;      // columns of G: ksp * icg, column tap * icg + ic
     dim_t ldb = 0;    // N rounded up to whole vectors (row stride of Wt and of G)
-    bool dst_direct;  // dst read in place (f32: any channel stride), else widened per tile
+    bool dst_direct;  // dst read in place (f32: any channel stride), else copied per tile
+    bool pairs;       // on the bf16-pairs microkernel (run_col2im_pairs), else f32
     int nthr = 1;
 };
 
@@ -33,8 +34,11 @@ using col2im_run_fn = void (*)(const col2im_plan &, const conv_args &);
 
 /// Empty when the col2im kernel on vectors of `vlen` lanes computes the problem; else why not.
 std::string col2im_why_not(const conv_problem &p, int vlen);
+/// The same on the bf16-pairs microkernel: bf16 tensors only.
+std::string col2im_pairs_why_not(const conv_problem &p, int vlen);
 
+/// `pairs`: run is a run_col2im_pairs (the bf16-pairs microkernel).
 std::unique_ptr<kernel> make_col2im_kernel(const conv_problem &p, register_tile t,
-                                           col2im_run_fn run);
+                                           col2im_run_fn run, bool pairs = false);
 
 }  // namespace convgrad::detail

@@ -25,17 +25,20 @@ namespace avx512 {
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps emulated in AVX-512F
 void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 void run_gemm_pairs(const gemm_plan &pl, const conv_args &args);
+void run_col2im_pairs(const col2im_plan &pl, const conv_args &args);
 }  // namespace avx512
 namespace avx512_emu {
 #include "kernels/common/unit_entry_points.hpp"
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps in plain C++
 void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 void run_gemm_pairs(const gemm_plan &pl, const conv_args &args);
+void run_col2im_pairs(const col2im_plan &pl, const conv_args &args);
 }  // namespace avx512_emu
 namespace avx512_bf16 {
 void run_bf16dot(const direct_plan &pl, const conv_args &args);  // vdpbf16ps native
 void run_grouped_pairs(const direct_plan &pl, const conv_args &args);
 void run_gemm_pairs(const gemm_plan &pl, const conv_args &args);
+void run_col2im_pairs(const col2im_plan &pl, const conv_args &args);
 }  // namespace avx512_bf16
 namespace avx2 {
 #include "kernels/common/unit_entry_points.hpp"
@@ -106,6 +109,20 @@ std::string col2im_cannot(const conv_problem &p) {
 template <col2im_run_fn run, register_tile t>
 std::unique_ptr<kernel> col2im(const conv_problem &p) {
     return make_col2im_kernel(p, t, run);
+}
+// The col2im kernel on the bf16-pairs microkernel: the bf16 problems the f32 col2im row takes,
+// where vdpbf16ps outruns the f32 FMA.
+std::string col2im_pairs_cannot(const conv_problem &p) {
+    return col2im_pairs_why_not(p, zmm_tile.vlen);
+}
+std::string col2im_pairs_declines(const conv_problem &p) {
+    std::string why = col2im_pairs_cannot(p);
+    if (why.empty() && !fast_bf16_dot()) why = fast_bf16_dot_reason();
+    return why;
+}
+template <col2im_run_fn run>
+std::unique_ptr<kernel> col2im_pairs(const conv_problem &p) {
+    return make_col2im_kernel(p, zmm_tile, run, true);
 }
 
 template <register_tile t>
@@ -311,6 +328,18 @@ const std::vector<impl_desc> &table() {
          .create_emulated = gemm<avx512_emu::run_gemm, zmm_tile>,
          .emulation_isa = cpu_isa::avx2,
          .guards_padded_taps = {conv_direction::bwd_data}},
+        // bf16 col2im on vdpbf16ps, before the f32 col2im row (the same problems).
+        {.name = "col2im_bf16dot:avx512_bf16",
+         .directions = {conv_direction::bwd_data},
+         .dtypes = {data_type::bf16},
+         .isa = cpu_isa::avx512_bf16,
+         .tile = zmm_tile,
+         .cannot = col2im_pairs_cannot,
+         .why_not = col2im_pairs_declines,
+         .create = col2im_pairs<avx512_bf16::run_col2im_pairs>,
+         .create_emulated = vdpbf16ps_emulated<col2im_pairs<avx512::run_col2im_pairs>,
+                                               col2im_pairs<avx512_emu::run_col2im_pairs>>,
+         .emulation_isa = cpu_isa::avx2},
         {.name = "col2im:avx512",
          .directions = {conv_direction::bwd_data},
          .dtypes = all_float_types,

@@ -2,13 +2,15 @@
 // the reference, exactly (small-integer data): pads larger than the kernel (dst pixels whose
 // every tap lands in padding), stride larger than the kernel (src pixels no tap reaches), dilation
 // (along w too: the non-contiguous scatter), 1-D and 3-D, groups with few channels per group,
-// NCX and padded strides, bf16/f16, bias. Plus bit-identical results at 1 and 2 threads on
-// non-integer data, and the reasons it declines.
+// NCX and padded strides, bf16/f16, bias. The row on the bf16-pairs microkernel runs every case
+// in bf16 (odd dst channel counts and NCX dst: the copied pairs). Plus bit-identical results at 1,
+// 2 and 3 threads on non-integer data, and the reasons it declines.
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <cstring>
+#include <cstdio>
 #include <random>
+#include <string>
 
 #include "core/resolve.hpp"
 #include "kernels/col2im_kernels.hpp"
@@ -60,45 +62,65 @@ op make_op(const col2im_case &c) {
                                      c.kind, c.bias);
 }
 
-const std::vector<testing::swept_case> &edge_cases() {
-    static const std::vector<testing::swept_case> all = [] {
+// The cases as they are, or all in bf16 (the pairs row's).
+const std::vector<testing::swept_case> &edge_cases(bool all_bf16 = false) {
+    static const auto sweep = [](bool bf16) {
         size_t next = 0;
         auto make = [&](std::mt19937_64 &) {
-            const col2im_case &c = cases[next++];
+            col2im_case c = cases[next++];
+            if (bf16) c.dt = data_type::bf16;
             return std::pair<op, std::string>(make_op(c), c.what);
         };
         return testing::reference_sweep(11, int(std::size(cases)), make,
                                         [](int iter) { return 1 + iter % 2; });
-    }();
-    return all;
+    };
+    static const std::vector<testing::swept_case> as_given = sweep(false), in_bf16 = sweep(true);
+    return all_bf16 ? in_bf16 : as_given;
 }
 
-std::vector<const detail::impl_desc *> col2im_rows() {
+// The rows whose names start with `family` and a colon.
+std::vector<const detail::impl_desc *> col2im_rows(const std::string &family = "col2im") {
     std::vector<const detail::impl_desc *> rows;
     for (const detail::impl_desc &r : detail::kernel_inventory())
-        if (std::strncmp(r.name, "col2im:", 7) == 0) rows.push_back(&r);
+        if (std::string(r.name).rfind(family + ":", 0) == 0) rows.push_back(&r);
     return rows;
 }
 
-TEST(Col2im, EdgeCasesEqualTheReference) {
-    const auto rows = col2im_rows();
+void check_rows(const std::vector<const detail::impl_desc *> &rows,
+                const std::vector<testing::swept_case> &sweep) {
     ASSERT_FALSE(rows.empty());
     int ran = 0;
     for (const detail::impl_desc *row : rows) {
         const testing::row_mode m = testing::how_to_run(*row);
-        if (!m.create) continue;
+        if (!m.create) {
+            std::printf("%s skipped: %s\n", row->name, m.skip_reason.c_str());
+            continue;
+        }
         // Every case is one the row must take (else this test would not test it).
-        for (const testing::swept_case &c : edge_cases())
+        for (const testing::swept_case &c : sweep)
             EXPECT_EQ(row->cannot(c.r.prob), "") << row->name << " " << c.text;
-        EXPECT_EQ(testing::check_row(*row, m, edge_cases()), int(std::size(cases)));
+        EXPECT_EQ(testing::check_row(*row, m, sweep), int(std::size(cases)));
+        std::printf("%s%s: %zu cases compared\n", row->name, m.emulated ? " (emulated)" : "",
+                    sweep.size());
         ++ran;
     }
-    if (ran == 0) GTEST_SKIP() << "no col2im row runs on this CPU (or under CONVGRAD_MAX_ISA)";
+    if (ran == 0) GTEST_SKIP() << "no such row runs on this CPU (or under CONVGRAD_MAX_ISA)";
 }
 
-// Non-integer data, so a different summation order would show in the bits.
-TEST(Col2im, BitIdenticalForAnyThreadCount) {
-    const col2im_case &c = stem_big;
+TEST(Col2im, EdgeCasesEqualTheReference) {
+    check_rows(col2im_rows(), edge_cases());
+}
+
+TEST(Col2im, PairsRowTakesEveryCaseInBf16AndEqualsTheReference) {
+    check_rows(col2im_rows("col2im_bf16dot"), edge_cases(true));
+}
+
+// Non-integer data, so a different summation order would show in the bits (the f32 rows in
+// f32, the pairs row in bf16).
+void expect_bit_identical_for_any_thread_count(const std::vector<const detail::impl_desc *> &rows,
+                                               data_type dt) {
+    col2im_case c = stem_big;
+    c.dt = dt;
     const op o = make_op(c);
     const detail::resolved_op r = detail::resolve_op(o, o.inputs(), o.outputs());
     std::vector<tensor_buffer> in;
@@ -111,7 +133,7 @@ TEST(Col2im, BitIdenticalForAnyThreadCount) {
         in.back().fill_values(v);
     }
     const int saved = omp_get_max_threads();
-    for (const detail::impl_desc *row : col2im_rows()) {
+    for (const detail::impl_desc *row : rows) {
         const testing::row_mode m = testing::how_to_run(*row);
         if (!m.create) continue;
         std::vector<std::vector<double>> results;
@@ -125,6 +147,11 @@ TEST(Col2im, BitIdenticalForAnyThreadCount) {
         EXPECT_EQ(results[0], results[1]) << row->name;
         EXPECT_EQ(results[0], results[2]) << row->name;
     }
+}
+
+TEST(Col2im, BitIdenticalForAnyThreadCount) {
+    expect_bit_identical_for_any_thread_count(col2im_rows(), data_type::f32);
+    expect_bit_identical_for_any_thread_count(col2im_rows("col2im_bf16dot"), data_type::bf16);
 }
 
 TEST(Col2im, DeclinesWithReasons) {
@@ -157,6 +184,14 @@ TEST(Col2im, DeclinesWithReasons) {
     detail::conv_problem fwd = prob(base);
     fwd.dir = detail::conv_direction::fwd;
     EXPECT_EQ(detail::col2im_why_not(fwd, 16), "only bwd_data");
+    // The pairs row: bf16 only, else the same reasons.
+    EXPECT_NE(detail::col2im_pairs_why_not(prob(base), 16).find("takes bf16 tensors, not f32"),
+              std::string::npos);
+    col2im_case bf16 = base;
+    bf16.dt = data_type::bf16;
+    EXPECT_EQ(detail::col2im_pairs_why_not(prob(bf16), 16), "");
+    bf16.ocg = 3;
+    EXPECT_NE(detail::col2im_pairs_why_not(prob(bf16), 16).find("below 4"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // AVX512_BF16 instantiation of the microkernels (the bf16-pairs kernel on the native
 // vdpbf16ps), of the direct convolution on it (run_bf16dot), of the grouped one
-// (run_grouped_pairs) and of the GEMM kernel's schedule on it (run_gemm_pairs), compiled once per
+// (run_grouped_pairs) and of the GEMM and col2im kernels' schedules on it (run_gemm_pairs,
+// run_col2im_pairs), compiled once per
 // part (kernels/common/unit_parts.hpp). Its own unit with its own flags (-mavx512bf16), so that
 // no other code is compiled with them.
 #include <immintrin.h>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "core/float_convert.hpp"
+#include "kernels/col2im_kernels.hpp"
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/common/gemm_plan.hpp"
 #include "kernels/grouped_pairs_kernels.hpp"

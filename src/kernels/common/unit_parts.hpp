@@ -5,7 +5,7 @@
 //   DIRECT     run_direct: the gather and the weight-gradient reduction;
 //   PAIRS      run_bf16dot and run_grouped_pairs, the kernels on bf16 pairs (units with
 //              CONVGRAD_UKERNEL_BF16 only);
-//   GEMM       run_gemm (and run_gemm_pairs), run_col2im, run_few_oc;
+//   GEMM       run_gemm (and run_gemm_pairs), run_col2im (and run_col2im_pairs), run_few_oc;
 //   GROUPED    run_grouped;
 //   DEPTHWISE  run_depthwise, run_depthwise_ncx;
 //   TABLES     the microkernel tables (brgemm_impl.hpp: every part calls the tiles through
@@ -20,7 +20,8 @@
 // The unit defines UKERNEL_SET_NREGS, UKERNEL_SET_NAME and UKERNEL_SET_ISA (and
 // CONVGRAD_UKERNEL_BF16, UKERNEL_SET_EMULATED where they apply) before including this.
 // CONVGRAD_GEMM_PAIRS_ONLY: a unit of only the kernels on bf16 pairs (AVX512_BF16, parts
-// PAIRS, GEMM and TABLES): its GEMM part is run_gemm_pairs alone, and it has no packers.
+// PAIRS, GEMM and TABLES): its GEMM part is run_gemm_pairs and run_col2im_pairs alone, and it
+// has no packers.
 
 #if defined(CONVGRAD_UNIT_PART_DIRECT) + defined(CONVGRAD_UNIT_PART_PAIRS) +          \
         defined(CONVGRAD_UNIT_PART_GEMM) + defined(CONVGRAD_UNIT_PART_GROUPED) +      \
@@ -65,8 +66,8 @@
 
 #ifdef CONVGRAD_UNIT_PART_GEMM
 #include "kernels/schedule/gemm.hpp"
-#ifndef CONVGRAD_GEMM_PAIRS_ONLY
 #include "kernels/schedule/col2im.hpp"
+#ifndef CONVGRAD_GEMM_PAIRS_ONLY
 #include "kernels/schedule/few_oc.hpp"
 #endif
 #endif

@@ -32,36 +32,63 @@ static inline void col2im_add(float *acc, const float *g, dim_t n) {
     }
 }
 
-void run_col2im(const col2im_plan &pl, const conv_args &args) {
+// E is the element type the microkernel multiplies: float (the f32 col2im), or, in the units
+// with the bf16 microkernel, uint16_t: bf16 dst rows as pairs of consecutive dst channels and Wt
+// as VNNI pairs [ocg rounded up to a pair / 2][ldb][2], multiplied by vdpbf16ps (its rate twice
+// the FMA's on AMD Zen 4 and 5; the f32 col2im widened bf16 dst per tile and multiplied at the
+// f32 rate, slower than its own f32 run on ResNet-50's stem). G, the scatter and the
+// accumulator stay f32 either way.
+template <typename E>
+static void col2im_schedule(const col2im_plan &pl, const conv_args &args) {
+    constexpr dim_t P = sizeof(E) == sizeof(float) ? 1 : 2;  // the K packing
     const conv_problem &p = pl.p;
     const dim_t icg = p.icg, ocg = p.ocg, ldb = pl.ldb, isp = p.isp(), osp = p.osp();
     const dim_t units = p.mb * p.g;
     if (units == 0 || isp == 0) return;
-    // Wt[g][oc][tap * icg + ic], rows zero-padded to ldb (whole vectors for the microkernel).
-    scratch wt(p.g * ocg * ldb);
+    // Wt[g][oc][tap * icg + ic], rows zero-padded to ldb (whole vectors for the microkernel);
+    // in pairs, oc's pair partner interleaved ([g][oc / 2][n][oc % 2]), an odd ocg's last
+    // partner zero. (Wt of bf16 weights rounds back to their own bits.)
+    const dim_t kpad = div_up(ocg, P) * P;
+    scratch wt(div_up(p.g * kpad * ldb * dim_t(sizeof(E)), dim_t(sizeof(float))));
+    E *const wte = reinterpret_cast<E *>(wt.p);
+    const auto wt_at = [&](dim_t g, dim_t oc, dim_t n) -> E & {
+        return wte[((g * kpad + oc - oc % P) * ldb + n * P) + oc % P];
+    };
     const weights_layout &wl = p.wei;
-    for (dim_t r = 0; r < p.g * ocg; ++r) {
-        float *row = wt.p + r * ldb;
-        for (dim_t t = 0; t < p.ksp(); ++t) {
-            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-            const dim_t toff = kd * wl.sp[0] + kh * wl.sp[1] + kw * wl.sp[2];
-            for (dim_t c = 0; c < icg; ++c)
-                row[t * icg + c] = load_elem(p.dt, args.wei, r * wl.oc + c * wl.ic + toff);
+    for (dim_t g = 0; g < p.g; ++g)
+        for (dim_t oc = 0; oc < kpad; ++oc) {
+            const dim_t r = g * ocg + oc;
+            for (dim_t n = 0; n < ldb; ++n) {
+                float v = 0.f;
+                if (oc < ocg && n < pl.N) {
+                    const dim_t t = n / icg, c = n % icg, kw = t % p.k[2],
+                                kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+                    const dim_t toff = kd * wl.sp[0] + kh * wl.sp[1] + kw * wl.sp[2];
+                    v = load_elem(p.dt, args.wei, r * wl.oc + c * wl.ic + toff);
+                }
+                if constexpr (P == 2)
+                    wt_at(g, oc, n) = float_to_bf16(v);
+                else
+                    wt_at(g, oc, n) = v;
+            }
         }
-        for (dim_t n = pl.N; n < ldb; ++n) row[n] = 0.f;
-    }
     scratch bias(p.with_bias ? p.ic() : 0);
     for (dim_t c = 0; p.with_bias && c < p.ic(); ++c)
         bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
 
-    // Per thread: the unit's accumulator, the G tile and (bf16/f16) the widened dst tile.
-    const dim_t mr = pl.mr, per_thr = isp * icg + mr * ldb + (pl.dst_direct ? 0 : mr * ocg);
+    // Per thread: the unit's accumulator, the G tile and the dst tile copied where the
+    // microkernel cannot read dst in place (f32: widened bf16/f16; pairs: channels not
+    // contiguous, or an odd count, whose last pair would read past the pixel), in floats.
+    const dim_t mr = pl.mr;
+    const dim_t a_floats = pl.dst_direct ? 0 : div_up(mr * kpad * dim_t(sizeof(E)), dim_t(4));
+    const dim_t per_thr = isp * icg + mr * ldb + a_floats;
     scratch work(per_thr * pl.nthr);
     parallel(pl.nthr, [&](int ithr, int nthr) {
-        float *acc = work.p + ithr * per_thr, *G = acc + isp * icg, *Ab = G + mr * ldb;
-        const float *rows[max_rows];
+        float *acc = work.p + ithr * per_thr, *G = acc + isp * icg;
+        E *const Ab = reinterpret_cast<E *>(G + mr * ldb);
+        const E *rows[max_rows];
         float *crows[max_rows];
-        const float *panel = nullptr;
+        const E *panel = nullptr;
         dim_t us, ue;
         split(units, nthr, ithr, us, ue);
         for (dim_t u = us; u < ue; ++u) {
@@ -75,13 +102,13 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                 for (dim_t e = 0; e < isp * icg; ++e) acc[e] = 0.f;
             }
             const dim_t dbase = n * p.dst.n + g * ocg * p.dst.c;
-            brgemm_f32_args a{};
-            a.K = ocg;
+            brgemm_args<E> a{};
+            a.K = kpad;
             a.nbatch = 1;
             a.A = rows;
-            a.aks = pl.dst_direct ? p.dst.c : 1;
+            a.aks = pl.dst_direct && P == 1 ? p.dst.c : P;
             a.B = &panel;
-            a.ldb = ldb;
+            a.ldb = ldb * P;
             a.C = crows;
             a.tail = W;
             a.init = ukernel_init::zero;
@@ -93,7 +120,13 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                     const dim_t off =
                         dbase + od * p.dst.sp[0] + oh * p.dst.sp[1] + ow * p.dst.sp[2];
                     if (pl.dst_direct) {
-                        rows[r] = static_cast<const float *>(args.dst) + off;
+                        rows[r] = static_cast<const E *>(args.dst) + off;
+                    } else if constexpr (P == 2) {
+                        const uint16_t *d = static_cast<const uint16_t *>(args.dst) + off;
+                        E *o = Ab + r * kpad;
+                        for (dim_t k = 0; k < ocg; ++k) o[k] = d[k * p.dst.c];
+                        if (ocg < kpad) o[ocg] = 0;
+                        rows[r] = o;
                     } else {
                         if (p.dst.c == 1)
                             load_run(p.dt, args.dst, off, Ab + r * ocg, ocg);
@@ -105,9 +138,13 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
                     crows[r] = G + r * ldb;
                 }
                 for (dim_t np = 0; np < ldb; np += dim_t(pl.nv) * W) {
-                    panel = wt.p + g * ocg * ldb + np;
+                    panel = wte + g * kpad * ldb + np * P;
                     for (dim_t r = 0; r < nrows; ++r) crows[r] = G + r * ldb + np;
-                    call_f32_ukernel(int(nrows), int(imin(pl.nv, (ldb - np) / W)), a);
+                    const int nv = int(imin(pl.nv, (ldb - np) / W));
+                    if constexpr (P == 2)
+                        call_bf16_ukernel(int(nrows), nv, a);
+                    else
+                        call_f32_ukernel(int(nrows), nv, a);
                 }
                 // Scatter: per (pixel, kd, kh) the valid kw taps; at dilation 1 along w their
                 // src pixels, like their G columns, are one contiguous run.
@@ -156,3 +193,16 @@ void run_col2im(const col2im_plan &pl, const conv_args &args) {
         }
     });
 }
+
+#ifndef CONVGRAD_GEMM_PAIRS_ONLY  // (the AVX512_BF16 unit: its f32 col2im is the AVX-512 one's)
+void run_col2im(const col2im_plan &pl, const conv_args &args) {
+    col2im_schedule<float>(pl, args);
+}
+#endif
+
+#ifdef CONVGRAD_UKERNEL_BF16
+/// bf16 problems on the bf16-pairs microkernel (vdpbf16ps, or the unit's emulation of it).
+void run_col2im_pairs(const col2im_plan &pl, const conv_args &args) {
+    col2im_schedule<uint16_t>(pl, args);
+}
+#endif
