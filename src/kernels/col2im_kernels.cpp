@@ -53,7 +53,9 @@ std::string col2im_why_not(const conv_problem &p, int vlen) {
                std::to_string(p.icg) + " lanes";
     // Per-thread f32 accumulator of one image's src channels of a group, within the scratch
     // bound's copy of src (the unit count caps the threads); the weights panel, the G tile and
-    // the widened dst tile within one padded weights copy each (conv_problem::scratch_bound).
+    // the copied dst tile within one padded weights copy each; in pairs, the panel's bf16 pairs
+    // too, half a copy, within the bound's second copy of src that col2im does not make
+    // (conv_problem::scratch_bound).
     return {};
 }
 

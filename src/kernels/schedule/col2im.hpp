@@ -46,32 +46,30 @@ static void col2im_schedule(const col2im_plan &pl, const conv_args &args) {
     const dim_t units = p.mb * p.g;
     if (units == 0 || isp == 0) return;
     // Wt[g][oc][tap * icg + ic], rows zero-padded to ldb (whole vectors for the microkernel);
-    // in pairs, oc's pair partner interleaved ([g][oc / 2][n][oc % 2]), an odd ocg's last
-    // partner zero. (Wt of bf16 weights rounds back to their own bits.)
-    const dim_t kpad = div_up(ocg, P) * P;
-    scratch wt(div_up(p.g * kpad * ldb * dim_t(sizeof(E)), dim_t(sizeof(float))));
-    E *const wte = reinterpret_cast<E *>(wt.p);
-    const auto wt_at = [&](dim_t g, dim_t oc, dim_t n) -> E & {
-        return wte[((g * kpad + oc - oc % P) * ldb + n * P) + oc % P];
-    };
+    // in pairs, packed from it by the unit's pair packer as VNNI pairs [g][ocg / 2][ldb][2], an
+    // odd ocg's last row paired with zeros (bf16 weights round back to their own bits).
+    scratch wt(p.g * ocg * ldb);
     const weights_layout &wl = p.wei;
-    for (dim_t g = 0; g < p.g; ++g)
-        for (dim_t oc = 0; oc < kpad; ++oc) {
-            const dim_t r = g * ocg + oc;
-            for (dim_t n = 0; n < ldb; ++n) {
-                float v = 0.f;
-                if (oc < ocg && n < pl.N) {
-                    const dim_t t = n / icg, c = n % icg, kw = t % p.k[2],
-                                kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
-                    const dim_t toff = kd * wl.sp[0] + kh * wl.sp[1] + kw * wl.sp[2];
-                    v = load_elem(p.dt, args.wei, r * wl.oc + c * wl.ic + toff);
-                }
-                if constexpr (P == 2)
-                    wt_at(g, oc, n) = float_to_bf16(v);
-                else
-                    wt_at(g, oc, n) = v;
-            }
+    for (dim_t r = 0; r < p.g * ocg; ++r) {
+        float *row = wt.p + r * ldb;
+        for (dim_t t = 0; t < p.ksp(); ++t) {
+            const dim_t kw = t % p.k[2], kh = (t / p.k[2]) % p.k[1], kd = t / (p.k[2] * p.k[1]);
+            const dim_t toff = kd * wl.sp[0] + kh * wl.sp[1] + kw * wl.sp[2];
+            for (dim_t c = 0; c < icg; ++c)
+                row[t * icg + c] = load_elem(p.dt, args.wei, r * wl.oc + c * wl.ic + toff);
         }
+        for (dim_t n = pl.N; n < ldb; ++n) row[n] = 0.f;
+    }
+    const dim_t kpad = div_up(ocg, P) * P;
+    const E *wte = reinterpret_cast<const E *>(wt.p);
+    scratch wt_pairs(P == 2 ? div_up(p.g * kpad * ldb, dim_t(2)) : 0);
+    if constexpr (P == 2) {
+        uint16_t *out = reinterpret_cast<uint16_t *>(wt_pairs.p);
+        for (dim_t g = 0; g < p.g; ++g)
+            pack_bf16_pairs({wt.p, data_type::f32, g * ocg * ldb, ldb, 1}, ocg, ldb, ldb,
+                            out + g * kpad * ldb);
+        wte = out;
+    }
     scratch bias(p.with_bias ? p.ic() : 0);
     for (dim_t c = 0; p.with_bias && c < p.ic(); ++c)
         bias.p[c] = load_elem(p.dt, args.bias, c * p.bias_stride);
