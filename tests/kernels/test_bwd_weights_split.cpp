@@ -2,8 +2,8 @@
 // reduces every row of src and diff_dst into its blocks of the user's weights, in place (bf16 and
 // f16: through f32 sums of its own, rounded by the last chunk of rows that reaches each tap),
 // instead of reducing its rows into partial weights that are summed afterwards. On every ISA's
-// direct kernel (and, for bf16, the vdpbf16ps kernel, which sums into one f32 copy of the
-// weights and rounds it after), at 1-3 threads and whatever the chunk of rows, the weights must be
+// direct kernel (and, for bf16, the vdpbf16ps kernel, which rounds the same way), at 1-3
+// threads and whatever the chunk of rows, the weights must be
 //   - bit-identical to the rows split on one thread (real values: each weight sums the same rows
 //     in the same order, so a different order would show),
 //   - equal to the reference (small integers: the sums are exact),
@@ -44,7 +44,7 @@ const isa_unit isa_units[] = {
     {"sse2", detail::cpu_isa::generic, 4, 16, detail::sse2::run_direct},
     // (The AVX-512 source on its plain C++ traits: where AVX-512 is missing, it runs here.)
     {"avx512_emulated", detail::cpu_isa::avx2, 16, 32, detail::avx512_emu::run_direct},
-    // (One copy of f32 sums for all threads, each summing its units; then rounded.)
+    // (Each thread's f32 sums of its units, rounded into the weights by their last calls.)
     {"direct_bf16dot", detail::cpu_isa::avx512_bf16, 16, 32, detail::avx512_bf16::run_bf16dot,
      true},
     {"direct_bf16dot emulated on AVX-512F", detail::cpu_isa::avx512, 16, 32,
@@ -59,7 +59,14 @@ struct split_case {
     dims big, k, s, pb, pe;
     dim_t row_gap;  // elements between the weights' rows of output channels (0: dense)
     data_type dt = data_type::f32;
+    data_type math = data_type::f32;  // bf16: an f32 op under fpmath_mode bf16
 };
+
+// The vdpbf16ps kernel computes bf16, and f32 under fpmath_mode bf16 (inputs exact in bf16).
+bool runs_on(const isa_unit &u, const split_case &c) {
+    return detail::isa_available(u.isa) &&
+           (!u.bf16_only || c.dt == data_type::bf16 || c.math == data_type::bf16);
+}
 
 // One case per two lines:
 // clang-format off
@@ -86,6 +93,18 @@ const split_case cases[] = {
      {7, 1}, {1, 1}, {3, 0}, {3, 0}, 0, data_type::f16},
     {"bf16 3-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2,
      {6, 5, 4}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 2, data_type::bf16},
+    // (Also the vdpbf16ps kernel's: bf16 only. Odd rows of 3 and 5 pixels: each tap's last
+    // pair is its own call, the one that rounds.)
+    {"bf16 1-D taps only in padding", op_kind::ConvolutionBackwardWeights, 1, 5, 33, 3, {3}, {9},
+     {1}, {4}, {4}, 3, data_type::bf16},
+    {"bf16 2-D rows only in padding", op_kind::ConvolutionBackwardWeights, 1, 4, 21, 2, {2, 5},
+     {7, 1}, {1, 1}, {3, 0}, {3, 0}, 0, data_type::bf16},
+    // f32 weights in place, from the vdpbf16ps kernel too.
+    {"f32 under fpmath bf16, 1-D taps only in padding", op_kind::ConvolutionBackwardWeights, 1,
+     5, 33, 3, {3}, {9}, {1}, {4}, {4}, 3, data_type::f32, data_type::bf16},
+    {"f32 under fpmath bf16, 3-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2,
+     5, 19, 2, {6, 5, 4}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 2, data_type::f32,
+     data_type::bf16},
 };
 // clang-format on
 
@@ -135,7 +154,9 @@ struct prepared {
 
 prepared prepare_op(const op &o, bool ints);
 prepared prepare(const split_case &c, bool ints) {
-    return prepare_op(make_op(c), ints);
+    prepared pr = prepare_op(make_op(c), ints);
+    pr.r.prob.math_dt = c.math;
+    return pr;
 }
 
 prepared prepare_op(const op &o, bool ints) {
@@ -181,7 +202,7 @@ TEST(BwdWeightsSplit, BitIdenticalToOneThreadsRowsAndGapsUntouched) {
             continue;
         }
         for (const split_case &c : cases) {
-            if (u.bf16_only && c.dt != data_type::bf16) continue;
+            if (!runs_on(u, c)) continue;
             prepared pr = prepare(c, false);
             ASSERT_EQ(pr.r.prob.wei.oc, 1) << c.what;  // the weights the split writes in place
             for (const dim_t chunk : {dim_t(0), dim_t(1), dim_t(2)}) {
@@ -225,7 +246,7 @@ TEST(BwdWeightsSplit, EqualsTheReference) {
         prepared pr = prepare(c, true);
         const std::vector<double> want = reference_weights(pr);
         for (const isa_unit &u : isa_units) {
-            if (!detail::isa_available(u.isa) || (u.bf16_only && c.dt != data_type::bf16)) continue;
+            if (!runs_on(u, c)) continue;
             const std::vector<double> got = run_split(u, pr, true, 2, 1).values();
             for (size_t i = 0; i < got.size(); ++i)
                 ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " at " << i;
@@ -357,7 +378,8 @@ TEST(BwdWeights, PixelChunksEqualTheReference) {
         prepared pr = prepare(c, true);
         const std::vector<double> want = reference_weights(pr);
         for (const isa_unit &u : isa_units) {
-            if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+            // (The vdpbf16ps kernel's bf16 cases too: its chunks are rounded up to a pair.)
+            if (!runs_on(u, c)) continue;
             for (bool weights_split : {false, true})
                 for (int nthr : {1, 2, 3})
                     for (const dim_t pixels : {dim_t(1), dim_t(3), dim_t(7)}) {

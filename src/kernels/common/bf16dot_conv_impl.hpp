@@ -583,15 +583,26 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
     const dim_t ldn = div_up(ocg, W) * W, part = G * ksp * icg * ldn;
     // Rows split (direct_plan::weights_split, as in the f32 schedule): each thread sums its
     // rows into partial weights of its own, summed in thread order after. Weights split: each
-    // thread sums every row into its units (group, tap, block of output channels), in one copy
-    // of the weights, and the pass after only rounds it into the user's weights; each thread
-    // packs every row, but neither zeroes nor sums a copy of all the weights.
+    // thread sums every row into its units (group, tap, block of output channels): f32 weights
+    // in place; bf16 weights in f32 sums of its own units, rounded into the user's weights by
+    // the unit's last microkernel call (rounds_in_kernel). Each thread packs every row, but
+    // neither zeroes nor sums a copy of all the weights, and no pass after stores them. (Through
+    // one f32 copy of all the weights and such a pass, DCGAN 512 -> 256's and HiFi-GAN's
+    // weights of 2M, summed over 256 pixels each, spent an eighth of their time in the pass.)
+    // (The plan splits the weights only where their output channels are contiguous, which
+    // writing them in place needs; split otherwise, they go through one copy and the pass.)
+    const bool in_place = pl.weights_split && p.wei.oc == 1;
     const int copies = pl.weights_split ? 1 : nthr;
-    scratch partials(copies * part);
+    scratch partials(in_place ? 0 : copies * part);
+    const bool rounds = in_place && rounds_in_kernel(pl);
     const dim_t blk = pl.max_nv, nblocks = div_up(ocg, blk * W), chunk = pl.rows_per_chunk;
     parallel(nthr, [&](int ithr, int nt) {
-        float *Pp = partials.p + (pl.weights_split ? 0 : ithr * part);
         const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
+        const unit_sums own(p, units, blk * W, rounds);
+        const scratch own_sums(own.floats);
+        weight_rows sums{partials.p + (pl.weights_split ? 0 : ithr * part), ldn, nullptr};
+        if (in_place) sums = {nullptr, 0, args.out};
+        if (rounds) sums = {own_sums.p, 0, args.out, own.run_at.data(), own.run_ld.data()};
         // A (g, tap)'s sums start at zero in the first chunk that reaches it (the microkernel
         // stores them without loading); those no row of the thread reaches are zeroed at the
         // end. (Zeroing all of them first, DCGAN 512 -> 256's 8 MB per thread, and loading
@@ -620,7 +631,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         // row (A), its diff_dst pairs (B) and last pair (Bl), the microkernel's row tables
         // (Arows, Alast) and C rows; then the last pairs [batch][tap][ic][2]. The chunk's packed
         // diff_dst rows.
-        scratch ptrs(2 * (nptr * J + 2 * nptr + 2 * nptr * max_rows + max_rows) +
+        scratch ptrs(2 * (nptr * J + 2 * nptr + 2 * nptr * max_rows + 2 * max_rows) +
                      div_up(nptr * J * icg * 2, 2));
         scratch dp(div_up(nptr * drow_elems, 2));
         bf16_t *const dstP = reinterpret_cast<bf16_t *>(dp.p);
@@ -630,11 +641,13 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
         const bf16_t **Arows = Bl + nptr;
         const bf16_t **Alast = Arows + nptr * max_rows;
         float **C = reinterpret_cast<float **>(const_cast<bf16_t **>(Alast + nptr * max_rows));
-        bf16_t *last = reinterpret_cast<bf16_t *>(C + max_rows);
+        uint16_t **C16 = reinterpret_cast<uint16_t **>(C + max_rows);
+        bf16_t *last = reinterpret_cast<bf16_t *>(C16 + max_rows);
         brgemm_bf16_args a{}, al{};
         a.A = Arows;
         a.B = B;
         a.C = C;
+        a.C16 = C16;
         a.aks = 2;  // consecutive pixels of a row of srcT
         a.ldb = 2 * ocg;
         a.init = ukernel_init::accumulate;
@@ -726,6 +739,14 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                             al.init =
                                 begun || Km > 0 ? ukernel_init::accumulate : ukernel_init::zero;
                             for (dim_t j = 0; j < nj; ++j) started[size_t(g * ksp + tk[j])] = 1;
+                            // The tap's last call rounds its sums into the user's weights:
+                            // in the chunk of the last row that reaches it, in its last pixels,
+                            // the odd pair's call where there is one. (Weights split: one tap
+                            // per tile.)
+                            const bool final =
+                                rounds && own.last_row[size_t(tk[0])] < ce && w1 == p.o[2];
+                            a.narrow = final && !odd ? p.dt : data_type::f32;
+                            al.narrow = final ? p.dt : data_type::f32;
                             // Rows (tap j, channel r) of the tiles, q = j * icg + r.
                             const dim_t nrows = nj * icg;
                             int table_m = 0;
@@ -765,7 +786,8 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                                     }
                                     for (int i = 0; i < m; ++i) {
                                         const dim_t qq = q0 + i, j = qq / icg, r = qq % icg;
-                                        C[i] = Pp + ((g * ksp + tk[j]) * icg + r) * ldn + nb.c0;
+                                        C[i] = sums.at(p, g, tk[j], r, nb.c0);
+                                        if (final) C16[i] = sums.at16(p, g, tk[j], r, nb.c0);
                                     }
                                     ahead.step();
                                     if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
@@ -776,15 +798,20 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                 ahead.finish();
             }
         }
+        // (Into the user's weights when they are split: +0 in bf16 too.)
         for (dim_t u = 0; u < G * ksp; ++u) {
             const dim_t c0 = units[size_t(2 * u)] * blk * W,
-                        c1 = imin(ldn, units[size_t(2 * u + 1)] * blk * W);
+                        c1 = imin(in_place ? ocg : ldn, units[size_t(2 * u + 1)] * blk * W);
             if (!started[size_t(u)] && c0 < c1)
-                for (dim_t r = 0; r < icg; ++r)
-                    std::fill_n(Pp + (u * icg + r) * ldn + c0, c1 - c0, 0.f);
+                for (dim_t r = 0; r < icg; ++r) {
+                    if (rounds)
+                        std::fill_n(sums.at16(p, u / ksp, u % ksp, r, c0), c1 - c0, uint16_t(0));
+                    else
+                        std::fill_n(sums.at(p, u / ksp, u % ksp, r, c0), c1 - c0, 0.f);
+                }
         }
     });
-    reduce_weight_partials(pl, partials.p, part, ldn, args.out, copies);
+    if (!in_place) reduce_weight_partials(pl, partials.p, part, ldn, args.out, copies);
 }
 
 void run_bf16dot(const direct_plan &pl, const conv_args &args) {

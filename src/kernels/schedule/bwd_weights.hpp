@@ -279,6 +279,35 @@ static std::vector<dim_t> weight_units_of(const direct_plan &pl, dim_t nblocks, 
     return r;
 }
 
+// Weights split, bf16/f16 weights: each thread's microkernel calls round its sums into the
+// user's weights, in the last call of each unit's reduction.
+static inline bool rounds_in_kernel(const direct_plan &pl) {
+    return pl.weights_split && pl.p.dt != data_type::f32;
+}
+
+// With rounds_in_kernel, a thread's f32 sums of its own units until they are rounded: per run
+// (g, tap) of blocks [s, e) of `unit` output channels, where its sums start (less channel s *
+// unit: indexed by the group's channel) and its row length (weight_rows::run_at, run_ld); the
+// floats they take; and per tap the last row that reaches it (-1: none), whose chunk rounds
+// the tap's sums. (Otherwise empty.)
+struct unit_sums {
+    std::vector<dim_t> run_at, run_ld, last_row;
+    dim_t floats = 0;
+    unit_sums(const conv_problem &p, const std::vector<dim_t> &units, dim_t unit, bool rounds) {
+        if (!rounds) return;
+        for (dim_t x = 0; x < p.g * p.ksp(); ++x) {
+            const dim_t s = units[size_t(2 * x)], e = units[size_t(2 * x + 1)];
+            const dim_t ld = (e - s) * unit;
+            run_at.push_back(floats - s * unit), run_ld.push_back(ld);
+            floats += p.icg * ld;
+        }
+        // (In the last image: every image has the same rows.)
+        for (const tap_reach &r : tap_reach_of(p))
+            last_row.push_back(r.last < 0 || p.mb == 0 ? -1
+                                                       : (p.mb - 1) * p.o[0] * p.o[1] + r.last);
+    }
+};
+
 // The f32 sums of thread ithr's units (weight_units_of) into `out`: rows split, its rows'
 // sums; weights split, the final sums of its units (rounded, for bf16/f16 weights).
 static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, const row_source &dst0,
@@ -291,26 +320,12 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const std::vector<dim_t> units = weight_units_of(pl, nblocks, ithr);
     // Whether a unit's C has been started (at zero) by an earlier chunk.
     std::vector<unsigned char> started(size_t(p.g * ksp * nblocks), 0);
-    // bf16/f16 weights split: the private f32 sums of the thread's units, and per tap the last
-    // row that reaches it (its chunk rounds the sums into the user's weights).
-    const bool rounds = pl.weights_split && p.dt != data_type::f32;
-    std::vector<dim_t> run_at, run_ld, last_row;
-    dim_t private_floats = 0;
-    if (rounds) {
-        for (dim_t x = 0; x < p.g * ksp; ++x) {
-            const dim_t s = units[size_t(2 * x)], e = units[size_t(2 * x + 1)];
-            const dim_t ld = (e - s) * blk * W;
-            run_at.push_back(private_floats - s * blk * W), run_ld.push_back(ld);
-            private_floats += p.icg * ld;
-        }
-        // (In the last image: every image has the same rows.)
-        for (const tap_reach &r : tap_reach_of(p))
-            last_row.push_back(r.last < 0 || p.mb == 0 ? -1
-                                                       : (p.mb - 1) * p.o[0] * p.o[1] + r.last);
-    }
-    const scratch private_sums(private_floats);
+    const bool rounds = rounds_in_kernel(pl);
+    const unit_sums own(p, units, blk * W, rounds);
+    const scratch private_sums(own.floats);
+    const std::vector<dim_t> &last_row = own.last_row;
     weight_rows sums = out;
-    if (rounds) sums = {private_sums.p, 0, out.user, run_at.data(), run_ld.data()};
+    if (rounds) sums = {private_sums.p, 0, out.user, own.run_at.data(), own.run_ld.data()};
     // Pointers: per batch element (a row of the chunk) its diff_dst row (D: channel 0 of the
     // group, pixel 0; its src rows, one per (kd, kh) of the pass, in SH below), B at a range's
     // first pixel, and the microkernel's row table of src^T: row m of batch element b at
