@@ -202,10 +202,14 @@ struct l2_ahead {
 };
 
 // Whether a block of nv vectors of diff_dst's channels, over nbat rows of K pixels `ldb` floats
-// apart, is copied into a dense panel for the tiles that read it (direct_plan::bwd_w_b_panel).
-static inline bool b_panel_pays(const direct_plan &pl, int nv, int nbat, dim_t K, dim_t ldb) {
+// apart, is copied into a dense panel for the `nrows` rows of tiles of up to `mmax` that read
+// it (direct_plan::bwd_w_b_panel): when at least two whole tiles do. (For one whole tile and a
+// few rows more, the copy cost more than it saved: 7 input channels, one tap per tile of 6
+// rows, kernel 192 along w, the panel copied for each tap and block, 36% of the samples.)
+static inline bool b_panel_pays(const direct_plan &pl, int nv, int nbat, dim_t K, dim_t ldb,
+                                dim_t nrows, int mmax) {
     const dim_t width = dim_t(nv) * W;
-    return ldb > width &&
+    return nrows >= 2 * dim_t(mmax) && ldb > width &&
            double(nbat) * double(K) * double(width) * sizeof(float) <= double(pl.bwd_w_b_panel);
 }
 
@@ -483,7 +487,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                 const int mmax = pl.max_m[nb.nv];
                                 a.tail = nb.tail;
                                 const dim_t ldd = dst.pixel_stride();
-                                if (nrows > mmax && b_panel_pays(pl, nb.nv, nbat, a.K, ldd)) {
+                                if (b_panel_pays(pl, nb.nv, nbat, a.K, ldd, nrows, mmax)) {
                                     pack_b_panel(B, nbat, a.K, ldd, nb, panel.p, panel_rows.data());
                                     a.B = panel_rows.data(), a.ldb = nb.nv * W, a.b_off = 0;
                                 } else {
