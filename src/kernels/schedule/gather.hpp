@@ -572,17 +572,22 @@ static inline bool gather_only_zeros(const gather_job<E, CE> &j) {
     return j.ntaps == 0 && !j.bias;
 }
 
-// n bytes of zeros at p (a run of pixels' channels, f32 or bf16/f16): masked vectors, then the
-// last half word of an odd count of 16-bit elements. (A call to memset per pixel took a quarter
+// n bytes of zeros at p (a run of pixels' channels, f32 or bf16/f16, at least 2-byte aligned):
+// a first 16-bit element where p is not 4-byte aligned (an odd bf16 pixel), masked vectors of
+// floats, then a last 16-bit element of an odd count. (A call to memset per pixel took a quarter
 // of the bf16 kernel's time in a 1x1 stride-2 ConvTranspose, whose other pixels are zeros:
 // 117,000 calls of 108 bytes, random problem 63 of the bench's seed 1. Plain stores in a loop
-// the compiler turns back into that call.)
+// the compiler turns back into that call. The floats are aligned: the plain C++ traits store
+// them one by one as floats.)
 static inline void zero_bytes(void *p, size_t n) {
-    float *f = static_cast<float *>(p);
+    auto *h = static_cast<uint16_t *>(p);
+    if (n >= sizeof(uint16_t) && reinterpret_cast<uintptr_t>(h) % sizeof(float) != 0)
+        *h++ = 0, n -= sizeof(uint16_t);
+    float *f = reinterpret_cast<float *>(h);
     const dim_t nf = dim_t(n / sizeof(float));
     const V z = vt::zero();
     for (dim_t i = 0; i < nf; i += W) vt::store_mask(f + i, z, vt::mask(int(imin(W, nf - i))));
-    if (n % sizeof(float) != 0) static_cast<uint16_t *>(p)[n / sizeof(uint16_t) - 1] = 0;
+    if (n % sizeof(float) != 0) h[n / sizeof(uint16_t) - 1] = 0;
 }
 
 // Thread ithr's equal share of the rows of those gathers' C pixels, zeroed directly. Through the
