@@ -611,8 +611,9 @@ static void gather_fill_zeros(const gather_job<E, CE> *jobs, dim_t njobs, int it
         const dim_t jrows = p.mb * ax0.T * ax1.T;
         // (Every group's channels of a pixel: group g's start g * c_chan, as in the gather.)
         const size_t bytes = size_t(p.g * j.c_chan) * sizeof(CE);
-        // A row's pixels one after another in memory: zeroed as one run.
-        const bool dense = ax2.c_mul * j.cv.w == p.g * j.c_chan;
+        // A row's pixels one after another in memory: zeroed as one run. (c_mul may be huge:
+        // one output pixel per row at a stride of 2^60.)
+        const bool dense = ax2.c_mul == 1 && j.cv.w == p.g * j.c_chan;
         for (dim_t r = imax(s, base); r < imin(e, base + jrows); ++r) {
             const dim_t x = r - base, t1 = x % ax1.T, t0 = (x / ax1.T) % ax0.T,
                         n = x / (ax1.T * ax0.T);
