@@ -300,6 +300,60 @@ TEST(GemmPlan, HugeOutputInPlaceIsStreamedByRowBlocks) {
     if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
 }
 
+// NCX pixels are one run of C's columns per image. Column blocks of the default width that cross
+// an image's end cannot accumulate in the user's C, whose f32 block then bounds the row blocks,
+// and B was packed again for each (ResNet-50 res2's 1x1 data gradient: three times). The blocks
+// shrink to a divisor of the image's pixels instead: whole panels where one divides (40 x 40:
+// 1600 = 5 x 320), else whole vectors (56 x 56, 3136 = 4 x 784, no multiple of 64 between 256
+// and 1024 divides it). Both directions that write an NCX data tensor, every GEMM row that
+// runs here, against the reference, on 1 and 2 threads (2: more column blocks than threads).
+TEST(GemmPlan, ColumnBlocksStayInsideImages) {
+    int ran = 0;
+    for (const dim_t side : {dim_t(40), dim_t(56)}) {
+        for (const op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
+            const testing::conv_geometry geo{"NCX 1x1, images not a multiple of the block",
+                                             1,
+                                             3,
+                                             {side, side},
+                                             {1, 1},
+                                             {1, 1},
+                                             {0, 0},
+                                             {0, 0},
+                                             {1, 1},
+                                             true,
+                                             false,
+                                             data_type::f32,
+                                             24,
+                                             80};
+            const op o = testing::make_geometry_op(geo, kind, false);
+            auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
+            const std::vector<testing::swept_case> cases =
+                testing::reference_sweep(5, 1, make, [](int) { return 1; });
+            for (const int nthr : {1, 2}) {
+                set_num_threads(nthr);
+                std::vector<dim_t> tables;
+                const detail::conv_problem &p = cases[0].r.prob;
+                const detail::gemm_plan pl = detail::make_gemm_plan(p, 16, 32, tables);
+                const std::string what = detail::describe(pl);
+                EXPECT_GT(pl.nblocks, 1) << what;
+                EXPECT_EQ((side * side) % pl.nc, 0) << what;
+                EXPECT_TRUE(detail::gemm_column_blocks_are_runs(pl)) << what;
+                EXPECT_FALSE(pl.c_block) << what;
+                EXPECT_EQ(pl.mblocks, 1) << what;
+                for (const detail::impl_desc &row : detail::kernel_inventory()) {
+                    if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
+                    const testing::row_mode m = testing::how_to_run(row);
+                    if (!m.create) continue;
+                    EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name << " " << what;
+                    ++ran;
+                }
+            }
+        }
+    }
+    set_num_threads(0);
+    if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
+}
+
 TEST(Dispatch, GemmKernelDeclinesWithReasons) {
     detail::conv_problem p;  // 3x3, pad 1: taps read padding
     p.nsp = 2;

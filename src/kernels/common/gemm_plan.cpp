@@ -178,6 +178,26 @@ dim_t block_mc(dim_t M, dim_t mr, dim_t nc, bool c_block) {
     return c_block ? std::max(mr, std::min(all, max_block / nc / mr * mr)) : all;
 }
 
+// Column blocks within C's runs where the blocks of nc columns cross their ends (NCX pixels:
+// one run per image, 3136 of them for 56 x 56): the block shrunk to a divisor of the run
+// length, preferably whole panels of NR (down to a quarter of nc: B's rows are then read in
+// place), else whole vectors (down to half). A block crossing an image's end cannot accumulate
+// in the user's C, and the f32 block of C that it takes instead bounds the row blocks
+// (block_mc): ResNet-50 res2's 1x1 data gradient in NCX, 64 rows, packed all of its 51 MB B
+// from memory once per block of 30 rows, three times.
+void align_column_blocks(gemm_plan &pl, dim_t NR, int vlen) {
+    if (pl.N <= pl.nc || gemm_column_blocks_are_runs(pl)) return;
+    const dim_t run = pl.c.col_run[0], nc = pl.nc;
+    if (run < 2 * dim_t(vlen) || pl.N % run != 0) return;
+    for (const auto &[step, lowest] : {std::pair{NR, nc / 4}, std::pair{dim_t(vlen), nc / 2}})
+        for (dim_t d = nc / step * step; d >= std::max(step, lowest); d -= step)
+            if (run % d == 0) {
+                pl.nc = d;
+                if (gemm_column_blocks_are_runs(pl)) return;
+                pl.nc = nc;
+            }
+}
+
 // Whether the units can accumulate in the user's C (gemm_c_in_place, and the columns of each
 // block one run): f32, or bf16/f16 with all of K in one block (the microkernel rounds it there).
 bool c_unblocked(bool c_in_place, data_type dt, dim_t K, dim_t kc, bool column_runs) {
@@ -588,6 +608,7 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     pl.kc = std::max<dim_t>(16, block_kc(mr, NR) / 16 * 16);
     pl.kc = std::max<dim_t>(1, std::min(pl.kc, pl.K));
     pl.nc = block_nc(pl.N, NR);
+    align_column_blocks(pl, NR, vlen);
     // bwd_data writes src; the elements no window reads are not written by the product.
     pl.prefill = prefills_src(p);
     const bool bias = adds_bias(p);
@@ -605,8 +626,10 @@ gemm_plan make_gemm_plan(const conv_problem &user, int vlen, int nregs, std::vec
     // M > N alone: its NCX weight gradient, 512 x 256 with B an NCX src transposed as it is
     // packed, packed all of B for each of 4 row blocks: 9.2-9.9 -> 19.3-20.6 ms.)
     auto split_columns = [&] {
-        while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64)
+        while (units() < 2 * pl.nthr && pl.nc > NR && pl.nc / 2 >= 64) {
             pl.nc = round_up(pl.nc / 2, NR);
+            align_column_blocks(pl, NR, vlen);
+        }
     };
     auto split_rows = [&] {
         while (units() < 2 * pl.nthr && pl.mc > 2 * mr) pl.mc = round_up(pl.mc / 2, mr);
