@@ -340,11 +340,12 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 // `panel` > 0: the gather's L1 budget for a chunk of packed weights, with no chunk kept whole
 // in L2 (the plan's gather_panel and gather_whole_k), so that a few KiB force chunks of K.
 // `prefetch` 0 or 1: whether one-tap gathers prefetch the next tile's rows (the plan's
-// prefetch_next_rows; -1: the plan's choice for this CPU).
+// prefetch_next_rows; -1: the plan's choice for this CPU). `out_private`: by rows, a copied
+// output's chunks are each thread's own (the plan's out_rows_private; else shared by all).
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
                                bool in_rows = false, dim_t band = 0, bool stream = false,
-                               dim_t panel = 0, int prefetch = -1) {
+                               dim_t panel = 0, int prefetch = -1, bool out_private = false) {
     detail::direct_plan pl = detail::make_direct_plan(
         pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded, false, u.bf16_only);
     pl.nthr = nthr;
@@ -364,6 +365,7 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
         pl.out_rows_per_chunk = out_rows;
         pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob, pl.flat_w);
         pl.in_rows_copied = in_rows;
+        pl.out_rows_private = out_private;
     }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
@@ -520,32 +522,38 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                     bool rounded, in_rows;
                     dim_t band = 0;
                     bool stream = false;
+                    bool out_private = false;
                 };
-                const run_of runs_of[] = {{layout::ncx, 0, 0, false, false},
-                                          {layout::ncx, 1, 0, false, false},
-                                          {layout::ncx, 2, 0, false, false},
-                                          {layout::ncx_row_gaps, 1, 0, false, false},
-                                          {layout::ncx_strided_w, 2, 0, false, false},
-                                          {layout::ncx, 1, 1, false, false},
-                                          {layout::ncx, 1, 2, false, true},
-                                          {layout::nxc, 1, 2, false, true},
-                                          {layout::nxc, 0, 0, true, false},
-                                          {layout::nxc, 1, 1, true, true},
-                                          {layout::ncx_row_gaps, 1, 2, true, true},
-                                          {layout::nxc, 0, 0, false, false, 1},
-                                          {layout::ncx, 2, 1, true, false, 2},
-                                          {layout::nxc, 0, 0, false, false, 0, true},
-                                          {layout::nxc, 0, 0, false, false, 1, true},
-                                          {layout::nxc, 0, 0, true, false, 0, true},
-                                          {layout::nxc, 0, 0, true, false, 1, true},
-                                          {layout::ncx, 0, 0, false, false, 0, true},
-                                          {layout::ncx, 1, 1, false, false, 0, true}};
-                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream] : runs_of) {
+                const run_of runs_of[] = {
+                    {layout::ncx, 0, 0, false, false},
+                    {layout::ncx, 1, 0, false, false},
+                    {layout::ncx, 2, 0, false, false},
+                    {layout::ncx_row_gaps, 1, 0, false, false},
+                    {layout::ncx_strided_w, 2, 0, false, false},
+                    {layout::ncx, 1, 1, false, false},
+                    {layout::ncx, 1, 2, false, true},
+                    {layout::nxc, 1, 2, false, true},
+                    {layout::nxc, 0, 0, true, false},
+                    {layout::nxc, 1, 1, true, true},
+                    {layout::ncx_row_gaps, 1, 2, true, true},
+                    {layout::nxc, 0, 0, false, false, 1},
+                    {layout::ncx, 2, 1, true, false, 2},
+                    {layout::nxc, 0, 0, false, false, 0, true},
+                    {layout::nxc, 0, 0, false, false, 1, true},
+                    {layout::nxc, 0, 0, true, false, 0, true},
+                    {layout::nxc, 0, 0, true, false, 1, true},
+                    {layout::ncx, 0, 0, false, false, 0, true},
+                    {layout::ncx, 1, 1, false, false, 0, true},
+                    {layout::ncx, 1, 1, false, false, 0, false, true},
+                    {layout::ncx_row_gaps, 1, 2, false, false, 0, true, true}};
+                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream, out_private] :
+                     runs_of) {
                     const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
                     if ((out_rows > 0 || band > 0 || stream) && !gather) continue;
                     prepared pr = prepare(c, l, false);
-                    const std::vector<double> got = run_direct(
-                        u, pr, nthr, chunk, c.grouped, out_rows, rounded, in_rows, band, stream);
+                    const std::vector<double> got =
+                        run_direct(u, pr, nthr, chunk, c.grouped, out_rows, rounded, in_rows, band,
+                                   stream, 0, -1, out_private);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
@@ -553,7 +561,8 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                             << nthr << " images per chunk " << chunk << " output rows " << out_rows
                             << (rounded ? " rounded in place" : "")
                             << (in_rows ? " input by rows" : "") << " bands of " << band << " units"
-                            << (stream ? " streamed" : "") << " at " << i;
+                            << (stream ? " streamed" : "")
+                            << (out_private ? " output rows per thread" : "") << " at " << i;
                     ++runs;
                 }
             }
@@ -574,17 +583,21 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
                 if (!detail::isa_available(u.isa) || (c.grouped && !u.run_grouped)) continue;
                 for (const dim_t out_rows : {0, 1})
                     for (const bool rounded : {false, true})
-                        for (const bool in_rows : {false, true}) {
-                            if (out_rows > 0 ? !output_by_rows_applies(c) : in_rows) continue;
-                            const std::vector<double> got =
-                                run_direct(u, pr, 2, 1, c.grouped, out_rows, rounded, in_rows);
-                            for (size_t i = 0; i < got.size(); ++i)
-                                ASSERT_EQ(got[i], want[i])
-                                    << u.name << " " << c.what << " " << layout_names[int(l)]
-                                    << " output rows " << out_rows
-                                    << (rounded ? " rounded in place" : "")
-                                    << (in_rows ? " input by rows" : "") << " at " << i;
-                        }
+                        for (const bool in_rows : {false, true})
+                            for (const bool own : {false, true}) {
+                                if (out_rows > 0 ? !output_by_rows_applies(c) : in_rows || own)
+                                    continue;
+                                const std::vector<double> got =
+                                    run_direct(u, pr, 2, 1, c.grouped, out_rows, rounded, in_rows,
+                                               0, false, 0, -1, own);
+                                for (size_t i = 0; i < got.size(); ++i)
+                                    ASSERT_EQ(got[i], want[i])
+                                        << u.name << " " << c.what << " " << layout_names[int(l)]
+                                        << " output rows " << out_rows
+                                        << (rounded ? " rounded in place" : "")
+                                        << (in_rows ? " input by rows" : "")
+                                        << (own ? " output rows per thread" : "") << " at " << i;
+                            }
             }
         }
 }

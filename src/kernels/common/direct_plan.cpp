@@ -163,15 +163,22 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             else
                 hi = mid - 1;
         }
-        if (lo >= 1 && out_copied) {
-            d.out_rows_per_chunk = balanced_chunk(out_sp[X], lo);
+        const dim_t T = d.nthr, shared_rows = lo >= 1 ? balanced_chunk(out_sp[X], lo) : 0;
+        if (lo >= 1 && out_copied && (out_sp[X] + shared_rows - 1) / shared_rows < 2 * T) {
+            d.out_rows_per_chunk = shared_rows;  // (chunks shared by the threads)
             d.out_row_axis = X;
         } else if (lo >= 1) {
-            // Each thread's share is whole chunks: of the chunk counts from the fewest within the
-            // budget up to 4 per thread more, the one whose busiest thread computes the fewest
-            // rows (the fewest chunks of those). U-Net's up-convolution, 32 rows within chunks of
-            // 6: 6 chunks gave one thread 18 rows, 8 chunks of 4 give each 16.
-            const dim_t n = out_sp[X], c0 = (n + lo - 1) / lo, T = d.nthr;
+            // Each thread's share is whole chunks (gather_by_rows: each thread copies its input
+            // rows, or stores its output's, alone): of the chunk counts from the fewest within
+            // the budget up to 4 per thread more, the one whose busiest thread computes the
+            // fewest rows (the fewest chunks of those). U-Net's up-convolution, 32 rows within
+            // chunks of 6: 6 chunks gave one thread 18 rows, 8 chunks of 4 give each 16.
+            // (A copied output's rows, NCX, f32, 2 threads, Zen 5, 3-5 alternated rounds:
+            // ESRGAN's last data gradient 1.81-1.95x, FCN x8's ConvTranspose 1.81x, the 3-D
+            // U-Net's 1.27x, the ResNet-50 stem's forward, 7 chunks of 16 rows, 1.39x; with
+            // fewer than 2 chunks per thread, DeepLab's ASPP at batch 1, 4 chunks of 9 rows
+            // against 3 shared of 11, 0.83x.)
+            const dim_t n = out_sp[X], c0 = (n + lo - 1) / lo;
             dim_t best = lo, best_rows = 0;
             for (dim_t c = c0; c < c0 + 4 * T; ++c) {
                 const dim_t r = (n + c - 1) / c, chunks = (n + r - 1) / r;
@@ -180,6 +187,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
             }
             d.out_rows_per_chunk = best;
             d.out_row_axis = X;
+            d.out_rows_private = out_copied;
         } else {
             d.in_rows_copied = false;
         }
@@ -269,19 +277,20 @@ std::string describe(const direct_plan &pl) {
                                   : std::string()) +
              (pl.weights_split ? " weights split" : " rows split");
     else
-        s +=
-            " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
-            (pl.out_rows_per_chunk
-                 ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
-                       "dhw"[pl.out_row_axis] + (pl.in_rows_copied ? " (input copied by rows)" : "")
-                 : std::string()) +
-            (pl.stream_output ? " output streamed past the caches" : "") +
-            (pl.stream_copied_output ? " NCX output streamed past the caches" : "") +
-            (pl.prefetch_next_rows ? " one-tap rows prefetched" : "") + " k_chunk: whole K up to " +
-            std::to_string(pl.gather_whole_k / 1024) + "KiB of weights panel, else " +
-            std::to_string(pl.gather_panel / 1024) +
-            "KiB chunks (if two lines of A rows fit them); blocks over bands of A up to " +
-            std::to_string(pl.gather_band / 1024) + "KiB";
+        s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
+             (pl.out_rows_per_chunk
+                  ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
+                        "dhw"[pl.out_row_axis] +
+                        (pl.in_rows_copied ? " (input copied by rows)" : "") +
+                        (pl.out_rows_private ? " (output rows per thread)" : "")
+                  : std::string()) +
+             (pl.stream_output ? " output streamed past the caches" : "") +
+             (pl.stream_copied_output ? " NCX output streamed past the caches" : "") +
+             (pl.prefetch_next_rows ? " one-tap rows prefetched" : "") +
+             " k_chunk: whole K up to " + std::to_string(pl.gather_whole_k / 1024) +
+             "KiB of weights panel, else " + std::to_string(pl.gather_panel / 1024) +
+             "KiB chunks (if two lines of A rows fit them); blocks over bands of A up to " +
+             std::to_string(pl.gather_band / 1024) + "KiB";
     const bool fwd = p.dir == conv_direction::fwd;
     auto how = [&](bool direct, bool out) {
         return direct                            ? "in place"

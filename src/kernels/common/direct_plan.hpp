@@ -69,6 +69,11 @@ struct direct_plan {
     dim_t out_rows_per_chunk;
     int out_row_axis;
     bool in_rows_copied;
+    // By rows with the output copied (NCX) and the input not copied by rows: each thread
+    // computes its own contiguous share of the chunks into its own copy and stores it, where the
+    // chunks are at least 2 per thread (with fewer, one thread's extra chunk weighs more than
+    // the joins it saves); else every chunk is computed by all the threads, then stored.
+    bool out_rows_private = false;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles (all of K when fewer
