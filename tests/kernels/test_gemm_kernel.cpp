@@ -354,6 +354,59 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
     if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
 }
 
+// A weight gradient whose C (the weights) is one f32 block over a long K (the pixels) splits K
+// over the threads rather than C's rows, each part packing its own range of B once (row blocks
+// each packed all of B again); a C beyond one block keeps its row and column blocks. Against
+// the reference, every GEMM row that runs here.
+TEST(GemmPlan, SmallCOverLongKSplitsK) {
+    const testing::conv_geometry geo{"NCX 1x1 weight gradient",
+                                     1,
+                                     4,
+                                     {40, 40},
+                                     {1, 1},
+                                     {1, 1},
+                                     {0, 0},
+                                     {0, 0},
+                                     {1, 1},
+                                     true,
+                                     false,
+                                     data_type::f32,
+                                     40,
+                                     24};
+    const op o = testing::make_geometry_op(geo, op_kind::ConvolutionBackwardWeights, false);
+    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
+    const std::vector<testing::swept_case> cases =
+        testing::reference_sweep(9, 1, make, [](int) { return 2; });
+    set_num_threads(2);
+    std::vector<dim_t> tables;
+    const detail::gemm_plan pl = detail::make_gemm_plan(cases[0].r.prob, 16, 32, tables);
+    const std::string what = detail::describe(pl);
+    EXPECT_EQ(pl.ksplit, 2) << what;
+    EXPECT_EQ(pl.mblocks, 1) << what;
+    EXPECT_EQ(pl.nblocks, 1) << what;
+    int ran = 0;
+    for (const detail::impl_desc &row : detail::kernel_inventory()) {
+        if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
+        const testing::row_mode m = testing::how_to_run(row);
+        if (!m.create) continue;
+        EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name << " " << what;
+        ++ran;
+    }
+    // 64 -> 8192 channels: C, 2 MB of f32, is beyond one block on any machine (an eighth of an L2
+    // of up to 16 MB), and keeps its blocks. (A plan only: no tensors.)
+    detail::testcase::conv_case big;
+    big.dir = detail::conv_direction::bwd_weights, big.mb = 4, big.icg = 64, big.ocg = 8192;
+    big.i[1] = big.i[2] = 40, big.ncx = true;
+    big.dt = big.math = data_type::f32;
+    std::vector<dim_t> big_tables;
+    const detail::gemm_plan pb =
+        detail::make_gemm_plan(detail::testcase::make_problem(big), 16, 32, big_tables);
+    EXPECT_EQ(pb.ksplit, 1) << detail::describe(pb);
+    EXPECT_GT(pb.mblocks * pb.nblocks, 1) << detail::describe(pb);
+    set_num_threads(0);
+    if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
+}
+
 TEST(Dispatch, GemmKernelDeclinesWithReasons) {
     detail::conv_problem p;  // 3x3, pad 1: taps read padding
     p.nsp = 2;
