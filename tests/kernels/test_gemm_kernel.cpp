@@ -300,6 +300,25 @@ TEST(GemmPlan, HugeOutputInPlaceIsStreamedByRowBlocks) {
     if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
 }
 
+// A 1x1 NCX layer with images of side x side pixels, f32 (the plan tests below).
+testing::conv_geometry ncx_1x1(const char *what, dim_t mb, dim_t side, dim_t icg, dim_t ocg) {
+    return {what,   1,      mb,   {side, side}, {1, 1},         {1, 1}, {0, 0},
+            {0, 0}, {1, 1}, true, false,        data_type::f32, icg,    ocg};
+}
+
+// Every GEMM row that runs here against the reference on `cases`; how many ran.
+int check_gemm_rows(const std::vector<testing::swept_case> &cases, const std::string &what) {
+    int ran = 0;
+    for (const detail::impl_desc &row : detail::kernel_inventory()) {
+        if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
+        const testing::row_mode m = testing::how_to_run(row);
+        if (!m.create) continue;
+        EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name << " " << what;
+        ++ran;
+    }
+    return ran;
+}
+
 // NCX pixels are one run of C's columns per image. Column blocks of the default width that cross
 // an image's end cannot accumulate in the user's C, whose f32 block then bounds the row blocks,
 // and B was packed again for each (ResNet-50 res2's 1x1 data gradient: three times). The blocks
@@ -311,20 +330,8 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
     int ran = 0;
     for (const dim_t side : {dim_t(40), dim_t(56)}) {
         for (const op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
-            const testing::conv_geometry geo{"NCX 1x1, images not a multiple of the block",
-                                             1,
-                                             3,
-                                             {side, side},
-                                             {1, 1},
-                                             {1, 1},
-                                             {0, 0},
-                                             {0, 0},
-                                             {1, 1},
-                                             true,
-                                             false,
-                                             data_type::f32,
-                                             24,
-                                             80};
+            const testing::conv_geometry geo =
+                ncx_1x1("NCX 1x1, images not a multiple of the block", 3, side, 24, 80);
             const op o = testing::make_geometry_op(geo, kind, false);
             auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
             const std::vector<testing::swept_case> cases =
@@ -340,13 +347,7 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
                 EXPECT_TRUE(detail::gemm_column_blocks_are_runs(pl)) << what;
                 EXPECT_FALSE(pl.c_block) << what;
                 EXPECT_EQ(pl.mblocks, 1) << what;
-                for (const detail::impl_desc &row : detail::kernel_inventory()) {
-                    if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
-                    const testing::row_mode m = testing::how_to_run(row);
-                    if (!m.create) continue;
-                    EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name << " " << what;
-                    ++ran;
-                }
+                ran += check_gemm_rows(cases, what);
             }
         }
     }
@@ -359,20 +360,7 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
 // each packed all of B again); a C beyond one block keeps its row and column blocks. Against
 // the reference, every GEMM row that runs here.
 TEST(GemmPlan, SmallCOverLongKSplitsK) {
-    const testing::conv_geometry geo{"NCX 1x1 weight gradient",
-                                     1,
-                                     4,
-                                     {40, 40},
-                                     {1, 1},
-                                     {1, 1},
-                                     {0, 0},
-                                     {0, 0},
-                                     {1, 1},
-                                     true,
-                                     false,
-                                     data_type::f32,
-                                     40,
-                                     24};
+    const testing::conv_geometry geo = ncx_1x1("NCX 1x1 weight gradient", 4, 40, 40, 24);
     const op o = testing::make_geometry_op(geo, op_kind::ConvolutionBackwardWeights, false);
     auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
     const std::vector<testing::swept_case> cases =
@@ -384,14 +372,7 @@ TEST(GemmPlan, SmallCOverLongKSplitsK) {
     EXPECT_EQ(pl.ksplit, 2) << what;
     EXPECT_EQ(pl.mblocks, 1) << what;
     EXPECT_EQ(pl.nblocks, 1) << what;
-    int ran = 0;
-    for (const detail::impl_desc &row : detail::kernel_inventory()) {
-        if (std::string(row.name).rfind("gemm:", 0) != 0) continue;
-        const testing::row_mode m = testing::how_to_run(row);
-        if (!m.create) continue;
-        EXPECT_EQ(testing::check_row(row, m, cases), 1) << row.name << " " << what;
-        ++ran;
-    }
+    const int ran = check_gemm_rows(cases, what);
     // 64 -> 8192 channels: C, 2 MB of f32, is beyond one block on any machine (an eighth of an L2
     // of up to 16 MB), and keeps its blocks. (A plan only: no tensors.)
     detail::testcase::conv_case big;
