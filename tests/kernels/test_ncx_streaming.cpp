@@ -256,8 +256,11 @@ const stream_case cases[] = {
      true},
 };
 
-enum class layout { nxc, ncx, ncx_row_gaps, ncx_strided_w };
-const char *const layout_names[] = {"NXC", "NCX", "NCX with row gaps", "NCX with strided w"};
+// ncx_output: the output NCX, the inputs NXC (an f32 input read in place while the output is
+// copied: the plan's rows_across_images).
+enum class layout { nxc, ncx, ncx_row_gaps, ncx_strided_w, ncx_output };
+const char *const layout_names[] = {"NXC", "NCX", "NCX with row gaps", "NCX with strided w",
+                                    "NCX output of NXC inputs"};
 
 // Strides of an NCX-shaped data tensor {N, C, spatial...} in the given memory layout.
 dims strides_of(const dims &shape, layout l) {
@@ -301,7 +304,8 @@ op make_op(const stream_case &c, layout l) {
     o.set_attr("weights_format", std::string(ct ? "IOX" : "OIX"));
     testing::add_conv_tensors(o, c.kind, sh, false, c.dt, [&](size_t id, const dims &shape) {
         if (&shape == &sh.wei) return logical_tensor(id, c.dt, shape);
-        return logical_tensor(id, c.dt, shape, strides_of(shape, l));
+        const layout tl = l != layout::ncx_output ? l : id == 3 ? layout::ncx : layout::nxc;
+        return logical_tensor(id, c.dt, shape, strides_of(shape, tl));
     });
     return o;
 }
@@ -340,12 +344,14 @@ prepared prepare(const stream_case &c, layout l, bool ints) {
 // `panel` > 0: the gather's L1 budget for a chunk of packed weights, with no chunk kept whole
 // in L2 (the plan's gather_panel and gather_whole_k), so that a few KiB force chunks of K.
 // `prefetch` 0 or 1: whether one-tap gathers prefetch the next tile's rows (the plan's
-// prefetch_next_rows; -1: the plan's choice for this CPU). `out_private`: by rows, a copied
-// output's chunks are each thread's own (the plan's out_rows_private; else shared by all).
+// prefetch_next_rows; -1: the plan's choice for this CPU). `own`: by rows, a copied output's
+// chunks are each thread's own (1: the plan's out_rows_private, image by image; 2: with
+// rows_across_images, each thread's share of the batch's (image, chunk) pairs, where the input
+// is read in place; else image by image; 0: every chunk shared by all).
 std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim_t chunk,
                                bool grouped, dim_t out_rows = 0, bool rounded = false,
                                bool in_rows = false, dim_t band = 0, bool stream = false,
-                               dim_t panel = 0, int prefetch = -1, bool out_private = false) {
+                               dim_t panel = 0, int prefetch = -1, int own = 0) {
     detail::direct_plan pl = detail::make_direct_plan(
         pr.r.prob, u.vlen, u.nregs, detail::machine_caches(), rounded, false, u.bf16_only);
     pl.nthr = nthr;
@@ -365,7 +371,8 @@ std::vector<double> run_direct(const direct_unit &u, prepared &pr, int nthr, dim
         pl.out_rows_per_chunk = out_rows;
         pl.out_row_axis = detail::direct_out_row_axis(pr.r.prob, pl.flat_w);
         pl.in_rows_copied = in_rows;
-        pl.out_rows_private = out_private;
+        pl.out_rows_private = own > 0;
+        pl.rows_across_images = own > 1;
     }
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
@@ -522,38 +529,40 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                     bool rounded, in_rows;
                     dim_t band = 0;
                     bool stream = false;
-                    bool out_private = false;
+                    int own = 0;
                 };
-                const run_of runs_of[] = {
-                    {layout::ncx, 0, 0, false, false},
-                    {layout::ncx, 1, 0, false, false},
-                    {layout::ncx, 2, 0, false, false},
-                    {layout::ncx_row_gaps, 1, 0, false, false},
-                    {layout::ncx_strided_w, 2, 0, false, false},
-                    {layout::ncx, 1, 1, false, false},
-                    {layout::ncx, 1, 2, false, true},
-                    {layout::nxc, 1, 2, false, true},
-                    {layout::nxc, 0, 0, true, false},
-                    {layout::nxc, 1, 1, true, true},
-                    {layout::ncx_row_gaps, 1, 2, true, true},
-                    {layout::nxc, 0, 0, false, false, 1},
-                    {layout::ncx, 2, 1, true, false, 2},
-                    {layout::nxc, 0, 0, false, false, 0, true},
-                    {layout::nxc, 0, 0, false, false, 1, true},
-                    {layout::nxc, 0, 0, true, false, 0, true},
-                    {layout::nxc, 0, 0, true, false, 1, true},
-                    {layout::ncx, 0, 0, false, false, 0, true},
-                    {layout::ncx, 1, 1, false, false, 0, true},
-                    {layout::ncx, 1, 1, false, false, 0, false, true},
-                    {layout::ncx_row_gaps, 1, 2, false, false, 0, true, true}};
-                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream, out_private] :
+                const run_of runs_of[] = {{layout::ncx, 0, 0, false, false},
+                                          {layout::ncx, 1, 0, false, false},
+                                          {layout::ncx, 2, 0, false, false},
+                                          {layout::ncx_row_gaps, 1, 0, false, false},
+                                          {layout::ncx_strided_w, 2, 0, false, false},
+                                          {layout::ncx, 1, 1, false, false},
+                                          {layout::ncx, 1, 2, false, true},
+                                          {layout::nxc, 1, 2, false, true},
+                                          {layout::nxc, 0, 0, true, false},
+                                          {layout::nxc, 1, 1, true, true},
+                                          {layout::ncx_row_gaps, 1, 2, true, true},
+                                          {layout::nxc, 0, 0, false, false, 1},
+                                          {layout::ncx, 2, 1, true, false, 2},
+                                          {layout::nxc, 0, 0, false, false, 0, true},
+                                          {layout::nxc, 0, 0, false, false, 1, true},
+                                          {layout::nxc, 0, 0, true, false, 0, true},
+                                          {layout::nxc, 0, 0, true, false, 1, true},
+                                          {layout::ncx, 0, 0, false, false, 0, true},
+                                          {layout::ncx, 1, 1, false, false, 0, true},
+                                          {layout::ncx, 1, 1, false, false, 0, false, 1},
+                                          {layout::ncx_row_gaps, 1, 2, false, false, 0, true, 1},
+                                          {layout::ncx_output, 1, 2, false, false, 0, false, 2},
+                                          {layout::ncx_output, 1, 1, false, false, 0, true, 2},
+                                          {layout::ncx, 1, 2, false, false, 0, false, 2}};
+                for (const auto &[l, chunk, out_rows, rounded, in_rows, band, stream, own] :
                      runs_of) {
                     const bool gather = output_by_rows_applies(c);  // (fwd or bwd_data)
                     if ((out_rows > 0 || band > 0 || stream) && !gather) continue;
                     prepared pr = prepare(c, l, false);
                     const std::vector<double> got =
                         run_direct(u, pr, nthr, chunk, c.grouped, out_rows, rounded, in_rows, band,
-                                   stream, 0, -1, out_private);
+                                   stream, 0, -1, own);
                     ASSERT_EQ(got.size(), want.size());
                     for (size_t i = 0; i < got.size(); ++i)
                         ASSERT_EQ(got[i], want[i])
@@ -561,8 +570,8 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
                             << nthr << " images per chunk " << chunk << " output rows " << out_rows
                             << (rounded ? " rounded in place" : "")
                             << (in_rows ? " input by rows" : "") << " bands of " << band << " units"
-                            << (stream ? " streamed" : "")
-                            << (out_private ? " output rows per thread" : "") << " at " << i;
+                            << (stream ? " streamed" : "") << (own ? " output rows per thread" : "")
+                            << (own > 1 ? " across images" : "") << " at " << i;
                     ++runs;
                 }
             }
@@ -574,7 +583,7 @@ TEST(NcxStreaming, BitIdenticalToNxcWhateverTheLayoutChunksAndThreads) {
 
 TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
     for (const stream_case &c : cases)
-        for (layout l : {layout::ncx, layout::ncx_strided_w, layout::nxc}) {
+        for (layout l : {layout::ncx, layout::ncx_strided_w, layout::nxc, layout::ncx_output}) {
             prepared pr = prepare(c, l, true);
             tensor_buffer ref(pr.r.outputs[0]);  // once per problem, for every unit
             testing::run_poisoned(pr.r, detail::reference_impl().create, pr.in, ref);
@@ -584,7 +593,7 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
                 for (const dim_t out_rows : {0, 1})
                     for (const bool rounded : {false, true})
                         for (const bool in_rows : {false, true})
-                            for (const bool own : {false, true}) {
+                            for (const int own : {0, 1, 2}) {
                                 if (out_rows > 0 ? !output_by_rows_applies(c) : in_rows || own)
                                     continue;
                                 const std::vector<double> got =
@@ -596,7 +605,8 @@ TEST(NcxStreaming, ChunkedNcxEqualsTheReference) {
                                         << " output rows " << out_rows
                                         << (rounded ? " rounded in place" : "")
                                         << (in_rows ? " input by rows" : "")
-                                        << (own ? " output rows per thread" : "") << " at " << i;
+                                        << (own ? " output rows per thread" : "")
+                                        << (own > 1 ? " across images" : "") << " at " << i;
                             }
             }
         }

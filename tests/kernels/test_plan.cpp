@@ -341,5 +341,41 @@ TEST(Plan, BigImagesAreComputedInChunksOfRowsWithTheirInputRowsCopied) {
     EXPECT_TRUE(pf.in_rows_copied) << describe(pf);
 }
 
+TEST(Plan, NcxOutputOfFewChunksAnImageIsSharedOutAcrossTheBatch) {
+    const cache_sizes caches{48 * 1024, 1024 * 1024, "test"};
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(2);
+    // HiFi-GAN's conv_post data gradient in NCX: 32 channels of 8192 samples from 1 (in place
+    // whatever its stride), 1 MB of output copy an image (within the two threads' L2s, beyond
+    // one's half): 2 chunks of rows, fewer than 2 a thread, so the threads take halves of the
+    // batch's 32 (image, chunk) pairs.
+    conv_problem p =
+        rows_problem(conv_direction::bwd_data, data_type::f32, 32, 1, 8192, 7, 1, 1, 3);
+    p.ocg = 1;
+    p.mb = 16;
+    p.src = {32 * 8192, 8192, {8192, 8192, 1}};
+    p.dst = {8192, 8192, {8192, 8192, 1}};
+    const direct_plan pl = make_direct_plan(p, 16, 32, caches, true);
+    ASSERT_EQ(pl.nthr, 2);
+    EXPECT_TRUE(pl.dst_direct) << describe(pl);
+    ASSERT_GT(pl.out_rows_per_chunk, 0) << describe(pl);
+    EXPECT_EQ((p.i[2] + pl.out_rows_per_chunk - 1) / pl.out_rows_per_chunk, 2) << describe(pl);
+    EXPECT_TRUE(pl.out_rows_private) << describe(pl);
+    EXPECT_TRUE(pl.rows_across_images) << describe(pl);
+    EXPECT_NE(describe(pl).find("across images"), std::string::npos) << describe(pl);
+    // One image: nothing across images.
+    p.mb = 1;
+    const direct_plan one = make_direct_plan(p, 16, 32, caches, true);
+    EXPECT_FALSE(one.rows_across_images) << describe(one);
+    // diff_dst of 2 channels in NCX is copied per image: no share-out across images.
+    p.mb = 16;
+    p.ocg = 2;
+    p.dst = {2 * 8192, 8192, {8192, 8192, 1}};
+    const direct_plan two = make_direct_plan(p, 16, 32, caches, true);
+    EXPECT_FALSE(two.dst_direct) << describe(two);
+    EXPECT_FALSE(two.rows_across_images) << describe(two);
+    omp_set_num_threads(saved);
+}
+
 }  // namespace
 }  // namespace convgrad::detail

@@ -53,11 +53,21 @@ static void restrict_jobs_to_rows(const gather_job<float, CE> *jobs,
         cj.cv = cv;
     }
 }
+// Whether a plan's chunks of output rows are shared out across the batch's images
+// (direct_plan::rows_across_images): only where gather_by_rows gives each thread its own chunks
+// of a copied output with the input read in place, so that an image's jobs are the first
+// image's moved by its stride (plans that tests set otherwise run image by image).
+static bool rows_across_images(const direct_plan &pl, bool in_direct, bool out_direct,
+                               bool rounded_in_kernel) {
+    return pl.rows_across_images && pl.out_rows_private && pl.out_rows_per_chunk > 0 &&
+           pl.images_per_chunk == 1 && !pl.in_rows_copied && in_direct && !out_direct &&
+           !rounded_in_kernel;
+}
 template <typename CE, typename FillIn>
 static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *jobs,
                            gather_job<float, CE> *chunk_jobs, dim_t njobs, const input_rows &in,
                            FillIn &&fill_in, bool out_direct, void *out, const data_layout &l,
-                           dim_t C, const dim_t *sp) {
+                           dim_t C, const dim_t *sp, dim_t nimages = 1) {
     const conv_problem &p = pl.p;
     const int X = pl.out_row_axis;
     const dim_t R = pl.out_rows_per_chunk, nchunks = div_up(sp[X], R);
@@ -70,8 +80,9 @@ static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *j
         direct_input_rows(p, X, r0, imin(sp[X], r0 + R), &a0, &a1);
         most_in_rows = imax(most_in_rows, a1 - a0);
     }
-    auto out_rows_at = [&](dim_t r0) {
-        return const_cast<void *>(elem_at(out, p.dt, r0 * l.sp[X]));
+    // Row r0 of image n of the output (images past the first: direct_plan::rows_across_images).
+    auto out_rows_at = [&](dim_t r0, dim_t n = 0) {
+        return const_cast<void *>(elem_at(out, p.dt, n * l.n + r0 * l.sp[X]));
     };
     const bool out_in_place = out_direct || sizeof(CE) == 2;
     if (in.copied && out_in_place) {
@@ -110,23 +121,26 @@ static void gather_by_rows(const direct_plan &pl, const gather_job<float, CE> *j
             // reading half the copy from the other core's cache took a quarter of ESRGAN's last
             // layer's data gradient in NCX (64 channels of 128 x 128 at batch 16, 8 chunks of 16
             // rows an image: about 13% of the samples in OpenMP's wait, 2 threads, Zen 5).
+            // Over `nimages` images (rows_across_images: the jobs' A read in place, an image of
+            // it n strides on), the share is of the (image, chunk) pairs.
             parallel(pl.nthr, [&](int ithr, int nt) {
                 dim_t cs, ce;
-                split(nchunks, nt, ithr, cs, ce);
+                split(nimages * nchunks, nt, ithr, cs, ce);
                 if (cs >= ce) return;
                 dim_t most[3] = {sp[0], sp[1], sp[2]};
                 most[X] = imin(R, sp[X]);
                 scratch out_copy(most[0] * most[1] * most[2] * C);
                 scratch mine_mem(dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * njobs);
                 gather_job<float, CE> *mine = reinterpret_cast<gather_job<float, CE> *>(mine_mem.p);
-                for (dim_t c = cs; c < ce; ++c) {
-                    const dim_t r0 = c * R, r1 = imin(sp[X], r0 + R);
+                for (dim_t i = cs; i < ce; ++i) {
+                    const dim_t n = i / nchunks, r0 = i % nchunks * R, r1 = imin(sp[X], r0 + R);
                     dim_t csp[3] = {sp[0], sp[1], sp[2]};
                     csp[X] = r1 - r0;
                     restrict_jobs_to_rows(jobs, mine, njobs, X, r0, r1, in, nullptr, 0, 0,
                                           dense_view(out_copy.p, C, csp));
+                    for (dim_t j = 0; j < njobs; ++j) mine[j].av.p += n * mine[j].av.n;
                     gather_share(mine, njobs, 0, 1);
-                    unpack_channels_last(p.dt, 1, 1, out_copy.p, out_rows_at(r0), l, C, csp,
+                    unpack_channels_last(p.dt, 1, 1, out_copy.p, out_rows_at(r0, n), l, C, csp,
                                          pl.stream_copied_output);
                 }
             });
@@ -388,7 +402,9 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
     j.zeros = zeros.p;
     // By rows (an image beyond the L2 budget): the copies are made per chunk of rows.
     const bool by_rows = pl.out_rows_per_chunk > 0 && pl.images_per_chunk == 1;
-    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+    // The whole batch's chunks of rows in one share-out (gather_by_rows), src in place.
+    const bool across = rows_across_images(pl, !copy_src, pl.dst_direct, rounded_in_kernel);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += across ? p.mb : pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
         const void *src_user = image_at(args.src, p.src, p.dt, n0);
@@ -407,7 +423,7 @@ static void run_fwd(const direct_plan &pl, const conv_args &args) {
                     copy_src_rows(p, copy_thr, flat, src_sp, src_user, 1, pl.out_row_axis, a0, a1,
                                   copy);
                 },
-                pl.dst_direct, out_user, p.dst, p.oc(), p.o);
+                pl.dst_direct, out_user, p.dst, p.oc(), p.o, across ? p.mb : 1);
             continue;
         }
         const data_operand dst_op(p, nthr, pl.dst_direct || rounded_in_kernel, args.out, p.dst,
@@ -468,7 +484,9 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
     scratch chunk_jobs_mem(
         by_rows ? dim_t(sizeof(gather_job<float, CE>) / sizeof(float) + 1) * nphases : 0);
     gather_job<float, CE> *chunk_jobs = reinterpret_cast<gather_job<float, CE> *>(chunk_jobs_mem.p);
-    for (dim_t n0 = 0; n0 < p.mb; n0 += pl.images_per_chunk) {
+    // The whole batch's chunks of rows in one share-out (gather_by_rows), diff_dst in place.
+    const bool across = rows_across_images(pl, pl.dst_direct, pl.src_direct, rounded_in_kernel);
+    for (dim_t n0 = 0; n0 < p.mb; n0 += across ? p.mb : pl.images_per_chunk) {
         const direct_plan plc = chunk_plan(pl, n0);
         const dim_t nb = plc.p.mb;
         const void *dst_user = image_at(args.dst, p.dst, p.dt, n0);
@@ -487,7 +505,7 @@ static void run_bwd_data(const direct_plan &pl, const conv_args &args) {
                     pack_rows_along(p.dt, copy_thr, dst_user, p.dst, p.oc(), p.o, 1,
                                     pl.out_row_axis, a0, a1, copy);
                 },
-                pl.src_direct, out_user, p.src, p.ic(), p.i);
+                pl.src_direct, out_user, p.src, p.ic(), p.i, across ? p.mb : 1);
             continue;
         }
         const data_operand src_op(p, nthr, in_place, args.out, p.src, p.ic(), p.i, false, n0, nb);

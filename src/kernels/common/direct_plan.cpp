@@ -23,8 +23,9 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // along w: copied, so streamed a chunk of images at a time like any other copy.
     d.flat_w = p.dir == conv_direction::fwd && direct_flattens_w(p, pairs);
     const bool flat = d.flat_w;
-    d.src_direct = p.dt == data_type::f32 && p.src.c == 1 && !flat;
-    d.dst_direct = p.dt == data_type::f32 && p.dst.c == 1;
+    // (One channel is in place whatever its stride, NCX or not: the views address pixels only.)
+    d.src_direct = p.dt == data_type::f32 && (p.src.c == 1 || p.ic() == 1) && !flat;
+    d.dst_direct = p.dt == data_type::f32 && (p.dst.c == 1 || p.oc() == 1);
     // Fixed here, at compile time: the split (and so the bits of the result) never changes.
     d.nthr = threads_for(p.macs());
     const cache_budget b = budget_of(caches);
@@ -124,8 +125,14 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     bool windows_skip = false;
     for (int x = 0; x < 3; ++x)
         windows_skip |= fwd && p.o[x] > 1 && p.s[x] > (p.k[x] - 1) * p.dl[x] + 1;
-    if (p.dir != conv_direction::bwd_weights && !d.chunk_fits_l2 && d.images_per_chunk == 1 &&
-        (out_copied || (in_copied && !windows_skip)) && out_sp[X] > 1) {
+    // The input read in place and the output copied (an input of one channel, NCX): the threads
+    // need not share an image; where its copy is beyond half the budget (a thread's share), its
+    // rows go in chunks as well, shared out across the batch below.
+    const bool in_in_place = fwd ? d.src_direct && !flat : d.dst_direct;
+    const bool own_images = out_copied && in_in_place && d.images_per_chunk == 1 &&
+                            copied * 4.0 > chunk_bytes / 2 && p.mb >= 2 * dim_t(d.nthr);
+    if (p.dir != conv_direction::bwd_weights && (!d.chunk_fits_l2 || own_images) &&
+        d.images_per_chunk == 1 && (out_copied || (in_copied && !windows_skip)) && out_sp[X] > 1) {
         auto slice = [&](const dim_t *sp, dim_t C) {  // elements of one row (C channels)
             double e = double(C);
             for (int x = 0; x < 3; ++x)
@@ -164,7 +171,18 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
                 hi = mid - 1;
         }
         const dim_t T = d.nthr, shared_rows = lo >= 1 ? balanced_chunk(out_sp[X], lo) : 0;
-        if (lo >= 1 && out_copied && (out_sp[X] + shared_rows - 1) / shared_rows < 2 * T) {
+        const dim_t image_chunks = lo >= 1 ? (out_sp[X] + shared_rows - 1) / shared_rows : 0;
+        if (lo >= 1 && out_copied && image_chunks < 2 * T && in_in_place &&
+            image_chunks * dim_t(mb) >= 2 * T) {
+            // Too few chunks in an image for each thread to own some, but enough in the batch:
+            // each thread computes and stores a contiguous share of the (image, chunk) pairs.
+            // HiFi-GAN's conv_post data gradient (32 channels of 8192 samples, 2 chunks an
+            // image) had its two chunks shared by both threads, joined three times each.
+            d.out_rows_per_chunk = shared_rows;
+            d.out_row_axis = X;
+            d.out_rows_private = true;
+            d.rows_across_images = true;
+        } else if (lo >= 1 && out_copied && image_chunks < 2 * T) {
             d.out_rows_per_chunk = shared_rows;  // (chunks shared by the threads)
             d.out_row_axis = X;
         } else if (lo >= 1) {
@@ -282,7 +300,10 @@ std::string describe(const direct_plan &pl) {
                   ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
                         "dhw"[pl.out_row_axis] +
                         (pl.in_rows_copied ? " (input copied by rows)" : "") +
-                        (pl.out_rows_private ? " (output rows per thread)" : "")
+                        (pl.out_rows_private ? " (output rows per thread" : "") +
+                        (pl.rows_across_images ? " across images)"
+                         : pl.out_rows_private ? ")"
+                                               : "")
                   : std::string()) +
              (pl.stream_output ? " output streamed past the caches" : "") +
              (pl.stream_copied_output ? " NCX output streamed past the caches" : "") +

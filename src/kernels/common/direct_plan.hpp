@@ -74,6 +74,10 @@ struct direct_plan {
     // chunks are at least 2 per thread (with fewer, one thread's extra chunk weighs more than
     // the joins it saves); else every chunk is computed by all the threads, then stored.
     bool out_rows_private = false;
+    // With out_rows_private, where one image has fewer than 2 chunks per thread but the batch
+    // has enough, and the input is read in place: the threads split the batch's (image, chunk)
+    // pairs, each thread taking a contiguous share of them across images.
+    bool rows_across_images = false;
     // The gather (fwd, bwd_data) keeps all of K in one chunk while the taps x K x block panel
     // of packed weights is within gather_whole_k bytes (L2), else cuts K into chunks of
     // gather_panel bytes (L1), each reused by a group of register tiles (all of K when fewer
