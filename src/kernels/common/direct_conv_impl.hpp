@@ -209,6 +209,11 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
     const weights_layout &l = p.wei;
     const dim_t ksp = p.ksp(), K = transposed ? p.ocg : p.icg, N = transposed ? p.icg : p.ocg;
     const dim_t ns = transposed ? l.ic : l.oc, nblocks = div_up(N, W), run = K * ksp;
+    // Which taps are read, once: asked per element (three calls out of line, and a division),
+    // it took a third of the packing of DCGAN's 1x1-input projection (3.3 MB of IOX weights,
+    // 16 taps), packed again on every execution.
+    std::vector<unsigned char> taps_read(static_cast<size_t>(ksp));
+    for (dim_t t = 0; t < ksp; ++t) taps_read[size_t(t)] = tap_is_read(p, t, check_w);
     parallel(nthr, [&](int ithr, int nt) {
         alignas(64) float tile[W * W];
         dim_t offs[W];
@@ -219,19 +224,22 @@ static void pack_weights_by_runs(const conv_problem &p, int nthr, const void *us
             const int nn = int(imin(W, N - n0));
             std::memset(tile, 0, sizeof tile);  // lanes nn..W stay zero: the panels' padding
             for (int i = 0; i < nn; ++i) offs[i] = g * p.ocg * l.oc + (n0 + i) * ns;
+            // Element j0 of a run is row (k, t) = (j0 / ksp, j0 % ksp), stepped along.
+            dim_t k0 = 0, t0 = 0;
             for (dim_t j0 = 0; j0 < run; j0 += W) {
                 const int jn = int(imin(W, run - j0));
                 bool any = false;  // whether a tap of this block is read (tap_is_read)
-                for (int jj = 0; jj < jn && !any; ++jj)
-                    any = tap_is_read(p, (j0 + jj) % ksp, check_w);
+                for (dim_t jj = 0, t = t0; jj < jn && !any; ++jj, t = t + 1 == ksp ? 0 : t + 1)
+                    any = taps_read[size_t(t)] != 0;
                 if (any) runs_to_rows(p.dt, user, offs, nn, jn, tile, W);
                 if (any && !floats_finite(tile, W * W))
                     finite.store(false, std::memory_order_relaxed);
                 for (int i = 0; i < nn; ++i) offs[i] += W;
-                for (int jj = 0; jj < jn && any; ++jj) {
-                    const dim_t k = (j0 + jj) / ksp, t = (j0 + jj) % ksp;
-                    if (!tap_is_read(p, t, check_w)) continue;
-                    std::memcpy(out + wb.at(p, K, g, t, k, n0), tile + jj * W, sizeof(float) * W);
+                for (int jj = 0; jj < jn; ++jj) {
+                    if (any && taps_read[size_t(t0)])
+                        std::memcpy(out + wb.at(p, K, g, t0, k0, n0), tile + jj * W,
+                                    sizeof(float) * W);
+                    if (++t0 == ksp) t0 = 0, ++k0;
                 }
             }
         }

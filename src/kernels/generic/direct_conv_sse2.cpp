@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "core/float_convert.hpp"
 #include "kernels/common/direct_plan.hpp"
