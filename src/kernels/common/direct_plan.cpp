@@ -128,7 +128,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // The input read in place and the output copied (an input of one channel, NCX): the threads
     // need not share an image; where its copy is beyond half the budget (a thread's share), its
     // rows go in chunks as well, shared out across the batch below.
-    const bool in_in_place = fwd ? d.src_direct && !flat : d.dst_direct;
+    const bool in_in_place = fwd ? d.src_direct : d.dst_direct;  // (src_direct: not flat)
     const bool own_images = out_copied && in_in_place && d.images_per_chunk == 1 &&
                             copied * 4.0 > chunk_bytes / 2 && p.mb >= 2 * dim_t(d.nthr);
     if (p.dir != conv_direction::bwd_weights && (!d.chunk_fits_l2 || own_images) &&
@@ -172,19 +172,16 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         }
         const dim_t T = d.nthr, shared_rows = lo >= 1 ? balanced_chunk(out_sp[X], lo) : 0;
         const dim_t image_chunks = lo >= 1 ? (out_sp[X] + shared_rows - 1) / shared_rows : 0;
-        if (lo >= 1 && out_copied && image_chunks < 2 * T && in_in_place &&
-            image_chunks * dim_t(mb) >= 2 * T) {
-            // Too few chunks in an image for each thread to own some, but enough in the batch:
-            // each thread computes and stores a contiguous share of the (image, chunk) pairs.
+        if (lo >= 1 && out_copied && image_chunks < 2 * T) {
+            // Too few chunks in an image for each thread to own some: shared by the threads,
+            // unless the input is read in place and the batch has enough chunks; then each
+            // thread computes and stores a contiguous share of the (image, chunk) pairs.
             // HiFi-GAN's conv_post data gradient (32 channels of 8192 samples, 2 chunks an
             // image) had its two chunks shared by both threads, joined three times each.
             d.out_rows_per_chunk = shared_rows;
             d.out_row_axis = X;
-            d.out_rows_private = true;
-            d.rows_across_images = true;
-        } else if (lo >= 1 && out_copied && image_chunks < 2 * T) {
-            d.out_rows_per_chunk = shared_rows;  // (chunks shared by the threads)
-            d.out_row_axis = X;
+            d.rows_across_images = in_in_place && image_chunks * dim_t(mb) >= 2 * T;
+            d.out_rows_private = d.rows_across_images;
         } else if (lo >= 1) {
             // Each thread's share is whole chunks (gather_by_rows: each thread copies its input
             // rows, or stores its output's, alone): of the chunk counts from the fewest within
@@ -300,9 +297,8 @@ std::string describe(const direct_plan &pl) {
                   ? " out_rows_per_chunk=" + std::to_string(pl.out_rows_per_chunk) + " along " +
                         "dhw"[pl.out_row_axis] +
                         (pl.in_rows_copied ? " (input copied by rows)" : "") +
-                        (pl.out_rows_private ? " (output rows per thread" : "") +
-                        (pl.rows_across_images ? " across images)"
-                         : pl.out_rows_private ? ")"
+                        (pl.rows_across_images ? " (output rows per thread across images)"
+                         : pl.out_rows_private ? " (output rows per thread)"
                                                : "")
                   : std::string()) +
              (pl.stream_output ? " output streamed past the caches" : "") +
