@@ -135,6 +135,27 @@ TEST(Plan, PhasedOutputsOfPartialLinesAreNotStreamed) {
     EXPECT_TRUE(make_direct_plan(along_h, 8, 16, zen3).stream_output);
 }
 
+// Groups of channels that are not whole cache lines: each group's tiles write pieces of the
+// output's lines, which streamed would reach memory as partial lines (ResNeXt-50's 32 groups
+// of 8 channels). Groups of whole lines (16 f32 channels), or one group, still are streamed.
+TEST(Plan, GroupsOfPartialLinesAreNotStreamed) {
+    for (const conv_direction dir : {conv_direction::fwd, conv_direction::bwd_data}) {
+        conv_problem p = nxc_problem(dir, 16, 8, 8, {28, 28}, {28, 28}, {3, 3}, {1, 1});
+        p.g = 32;  // 12.8 MB of output: past the caches
+        EXPECT_FALSE(make_direct_plan(p, 8, 16, zen3).stream_output) << int(dir);
+        conv_problem lines = p;
+        lines.g = 16, lines.icg = lines.ocg = 16;
+        EXPECT_TRUE(make_direct_plan(lines, 8, 16, zen3).stream_output) << int(dir);
+        conv_problem one = p;
+        one.g = 1, one.icg = one.ocg = 256;
+        EXPECT_TRUE(make_direct_plan(one, 8, 16, zen3).stream_output) << int(dir);
+        // bf16 rounded in place: a line holds 32 channels, so groups of 16 make partial lines.
+        conv_problem bf = lines;
+        bf.dt = data_type::bf16;
+        EXPECT_FALSE(make_direct_plan(bf, 8, 16, zen3, true).stream_output) << int(dir);
+    }
+}
+
 // The gather's channel blocks: the plan's max_nv vectors, but C sides of 3 vectors with 16
 // registers are one block of 3 (a 4 x 3 tile), not blocks of 2 and 1.
 TEST(Plan, ThreeVectorCSidesAreOneBlock) {
