@@ -49,8 +49,10 @@ double grouped_box_bytes(const conv_problem &p, dim_t nr, int vlen) {
 
 std::unique_ptr<kernel> make_direct_kernel(const conv_problem &p, register_tile t,
                                            direct_run_fn run, bool split_weights) {
-    return std::make_unique<direct_kernel>(
-        make_direct_plan(p, t.vlen, t.nregs, machine_caches(), true, split_weights), run);
+    direct_plan pl = make_direct_plan(p, t.vlen, t.nregs, machine_caches(), true, split_weights);
+    // (run_grouped, which does not split the weights, has a bwd_weights schedule of its own.)
+    if (!split_weights) pl.bwd_w_group_copies = false;
+    return std::make_unique<direct_kernel>(pl, run);
 }
 
 }  // namespace convgrad::detail

@@ -174,8 +174,10 @@ prepared prepare_op(const op &o, bool ints) {
     return pr;
 }
 
-// The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked; src
-// and diff_dst are the prepared inputs, or copies of them where given.
+// The weights (poisoned first: 0x7f bytes) from one ISA's direct kernel, split as asked (or
+// planned by pl); src and diff_dst are the prepared inputs, or copies of them where given.
+tensor_buffer run_plan(const isa_unit &u, prepared &pr, const detail::direct_plan &pl,
+                       const void *src = nullptr, const void *dst = nullptr);
 tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int nthr,
                         dim_t rows_per_chunk, const void *src = nullptr, const void *dst = nullptr,
                         dim_t pixels_per_chunk = -1) {
@@ -184,6 +186,10 @@ tensor_buffer run_split(const isa_unit &u, prepared &pr, bool weights_split, int
     pl.nthr = nthr;
     if (rows_per_chunk > 0) pl.rows_per_chunk = rows_per_chunk;
     if (pixels_per_chunk >= 0) pl.pixels_per_chunk = pixels_per_chunk;
+    return run_plan(u, pr, pl, src, dst);
+}
+tensor_buffer run_plan(const isa_unit &u, prepared &pr, const detail::direct_plan &pl,
+                       const void *src, const void *dst) {
     tensor_buffer out(pr.r.outputs[0]);
     std::fill(out.bytes.begin(), out.bytes.end(), uint8_t(0x7f));
     detail::conv_args a;
@@ -252,6 +258,89 @@ TEST(BwdWeightsSplit, EqualsTheReference) {
                 ASSERT_EQ(got[i], want[i]) << u.name << " " << c.what << " at " << i;
         }
     }
+}
+
+// Groups whose channels are not whole cache lines, f32 in place: each chunk's rows are copied
+// with each group's channels dense before the groups' passes (direct_plan::bwd_w_group_copies).
+// The microkernel gets the same values in the same order as from the rows in place, so on every
+// ISA's direct kernel, 1-3 threads and chunks of the plan's rows or of 1, 2 and 5 (chunks that
+// cross images and start at any row), the weights must be bit-identical to the in-place run's
+// (real values), and the reference's (small integers: exact sums). The cases: groups of 8, a
+// vector on AVX2 (ResNeXt's); channels that leave tails (3 -> 5, 12 -> 20); whole lines on the
+// output side only (6 -> 16); one channel a group, whose taps along d, h and w share the tiles;
+// a ConvTranspose; strides, pads and weights rows with gaps.
+TEST(BwdWeightsGroupCopies, BitIdenticalInPlaceAndTheReference) {
+    // clang-format off
+    const split_case grouped[] = {
+        {"2-D 4 groups of 8, 3x3", op_kind::ConvolutionBackwardWeights, 4, 8, 8, 2, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0},
+        {"2-D 3 groups of 3 -> 5, stride 2", op_kind::ConvolutionBackwardWeights, 3, 3, 5, 3, {7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+        {"1-D 2 groups of 12 -> 20, rows with gaps", op_kind::ConvolutionBackwardWeights, 2, 12, 20, 2, {9}, {5}, {1}, {2}, {2}, 3},
+        {"2-D 2 groups of 6 -> 16", op_kind::ConvolutionBackwardWeights, 2, 6, 16, 2, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 0},
+        {"3-D 3 groups of 1 -> 4", op_kind::ConvolutionBackwardWeights, 3, 1, 4, 2, {4, 5, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0},
+        {"3-D ConvTranspose groups", op_kind::ConvTransposeBackwardWeights, 2, 5, 19, 2, {6, 5, 4}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0}, 2},
+    };
+    // clang-format on
+    const testing::poisoned_scratch nan_scratch;
+    int runs = 0;
+    for (const split_case &c : grouped) {
+        prepared real = prepare(c, false), ints = prepare(c, true);
+        const std::vector<double> want = reference_weights(ints);
+        for (const isa_unit &u : isa_units) {
+            if (!detail::isa_available(u.isa) || u.bf16_only) continue;
+            detail::direct_plan pl = detail::make_direct_plan(real.r.prob, u.vlen, u.nregs);
+            ASSERT_TRUE(pl.bwd_w_group_copies) << u.name << " " << c.what;
+            ASSERT_FALSE(pl.weights_split) << u.name << " " << c.what;
+            const dim_t planned = pl.rows_per_chunk;
+            for (const dim_t chunk : {planned, dim_t(1), dim_t(2), dim_t(5)})
+                for (int nthr : {1, 2, 3}) {
+                    pl.rows_per_chunk = chunk, pl.nthr = nthr;
+                    detail::direct_plan in_place = pl;
+                    in_place.bwd_w_group_copies = false;
+                    const tensor_buffer got = run_plan(u, real, pl);
+                    const tensor_buffer same = run_plan(u, real, in_place);
+                    ASSERT_EQ(got.bytes, same.bytes) << u.name << " " << c.what << " threads "
+                                                     << nthr << " rows per chunk " << chunk;
+                    const std::vector<double> exact = run_plan(u, ints, pl).values();
+                    for (size_t i = 0; i < exact.size(); ++i)
+                        ASSERT_EQ(exact[i], want[i])
+                            << u.name << " " << c.what << " threads " << nthr << " rows per chunk "
+                            << chunk << " at " << i;
+                    ++runs;
+                }
+        }
+    }
+    std::printf(
+        "[ info    ] %d (case, isa, chunk, threads) runs matched in place and the reference\n",
+        runs);
+}
+
+// Only f32 rows in place are copied by groups (converted rows would be copied twice), only
+// where a group's channels on one side are not whole lines, only with the rows split.
+TEST(BwdWeightsGroupCopies, PlannedForGroupsOfPartialLinesInPlace) {
+    // ResNeXt-50's grouped 3x3 weight gradient: 32 groups of 8 channels.
+    split_case rx{"ResNeXt", op_kind::ConvolutionBackwardWeights,
+                  32,        8,
+                  8,         2,
+                  {28, 28},  {3, 3},
+                  {1, 1},    {1, 1},
+                  {1, 1},    0};
+    EXPECT_TRUE(detail::make_direct_plan(prepare(rx, true).r.prob, 8, 16).bwd_w_group_copies);
+    EXPECT_NE(detail::describe(detail::make_direct_plan(prepare(rx, true).r.prob, 8, 16))
+                  .find("groups copied dense"),
+              std::string::npos);
+    split_case lines = rx;
+    lines.icg = lines.ocg = 16;
+    EXPECT_FALSE(detail::make_direct_plan(prepare(lines, true).r.prob, 8, 16).bwd_w_group_copies);
+    split_case one = rx;
+    one.g = 1, one.icg = one.ocg = 256;
+    EXPECT_FALSE(detail::make_direct_plan(prepare(one, true).r.prob, 8, 16).bwd_w_group_copies);
+    split_case bf = rx;
+    bf.dt = data_type::bf16;
+    EXPECT_FALSE(detail::make_direct_plan(prepare(bf, true).r.prob, 8, 16).bwd_w_group_copies);
+    // The vdpbf16ps kernel's plans (pairs) have their own schedule.
+    EXPECT_FALSE(detail::make_direct_plan(prepare(rx, true).r.prob, 16, 32,
+                                          detail::machine_caches(), true, true, true)
+                     .bwd_w_group_copies);
 }
 
 // The rows split with few input channels: the taps along w, and along d and h too, share the

@@ -53,6 +53,13 @@ struct direct_plan {
     // strides (1 KB for 256 channels) they fall into a few sets of L1 and evict each other
     // before the next tile reads them. 0: never.
     dim_t bwd_w_b_panel;
+    // bwd_weights, groups whose channels are not whole cache lines (ResNeXt's 32 groups of 8),
+    // f32 in place: each chunk's rows are copied with each group's channels dense
+    // ([group][row][pixel][cg]) before the groups' passes. In place, a group's pixels are a row
+    // of all the channels apart and use part of each line: each (pass, tap) call read the
+    // chunk's lines again from L2, part of each line unused, its pixels at 1 KB strides. Whole
+    // rows only (not pixels_per_chunk), rows split.
+    bool bwd_w_group_copies;
     // fwd, bwd_data: when a data tensor is copied (NCX, bf16/f16), the images are converted,
     // computed and written back this many at a time, so the copies are read back from cache
     // and scratch holds a chunk, not the tensor (mb when nothing is copied).
