@@ -87,6 +87,17 @@ static void src_rows_of(const conv_problem &p, dim_t c, dim_t ce, dim_t &a, dim_
     if (b <= a) a = b = 0;
 }
 
+// The most src rows the diff_dst rows of one chunk read (chunks of `chunk` rows of [r0, r1)).
+static dim_t most_src_rows(const conv_problem &p, dim_t r0, dim_t r1, dim_t chunk) {
+    dim_t most = 0;
+    for (dim_t c = r0; c < r1; c += chunk) {
+        dim_t a, b;
+        src_rows_of(p, c, imin(c + chunk, r1), a, b);
+        most = imax(most, b - a);
+    }
+    return most;
+}
+
 // One thread's scratch for converting its rows [r0, r1) of diff_dst, in chunks of `chunk`, and
 // the src rows they read; attached to the thread's copies of the row sources.
 struct row_buffers {
@@ -94,13 +105,7 @@ struct row_buffers {
     // `wc` > 0: rows converted by windows of wc output pixels (convert_window).
     static dim_t src_floats(const conv_problem &p, const row_source &src, dim_t r0, dim_t r1,
                             dim_t chunk, dim_t wc) {
-        dim_t most = 0;  // the most src rows one chunk reads
-        if (!src.direct)
-            for (dim_t c = r0; c < r1; c += chunk) {
-                dim_t a, b;
-                src_rows_of(p, c, imin(c + chunk, r1), a, b);
-                most = imax(most, b - a);
-            }
+        const dim_t most = src.direct ? 0 : most_src_rows(p, r0, r1, chunk);
         const dim_t width =
             wc > 0 ? imin(p.i[2], (wc - 1) * p.s[2] + (p.k[2] - 1) * p.dl[2] + 1) : p.i[2];
         return most * width * p.ic();
@@ -166,22 +171,14 @@ static void copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
         }
     }
 }
-static row_source group_rows(const row_source &of, float *buf, dim_t lo, dim_t cg) {
+// Group g's slice of copy_group_rows' copy `buf` of rows [lo, hi) of `of`.
+static row_source group_rows(const row_source &of, float *buf, dim_t lo, dim_t hi, dim_t g,
+                             dim_t cg) {
     row_source r = of;
-    r.direct = false, r.buf = buf, r.lo = lo, r.w_lo = 0, r.w_n = -1, r.C = cg;
+    r.direct = false, r.buf = buf + g * (hi - lo) * of.sp[2] * cg;
+    r.lo = lo, r.w_lo = 0, r.w_n = -1, r.C = cg;
     return r;
 }
-// The most src rows the diff_dst rows of one chunk read (chunks of `chunk` rows of [r0, r1)).
-static dim_t most_src_rows(const conv_problem &p, dim_t r0, dim_t r1, dim_t chunk) {
-    dim_t most = 0;
-    for (dim_t c = r0; c < r1; c += chunk) {
-        dim_t a, b;
-        src_rows_of(p, c, imin(c + chunk, r1), a, b);
-        most = imax(most, b - a);
-    }
-    return most;
-}
-
 // The offset in the user's weights of output channel 0 of row (g, tap, icl) of the sums.
 static inline dim_t weight_row_offset(const conv_problem &p, dim_t g, dim_t t, dim_t icl) {
     const weights_layout &l = p.wei;
@@ -477,12 +474,8 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             for (dim_t g = 0; g < p.g; ++g) {
                 // Group g's rows: the user's (or the chunk's converted ones) at channel g * cg,
                 // or its dense copies at channel 0.
-                const row_source gs =
-                    by_group ? group_rows(src, gsrc.p + g * (sb - sa) * p.i[2] * p.icg, sa, p.icg)
-                             : src;
-                const row_source gd =
-                    by_group ? group_rows(dst, gdst.p + g * (ce - c) * p.o[2] * p.ocg, c, p.ocg)
-                             : dst;
+                const row_source gs = by_group ? group_rows(src, gsrc.p, sa, sb, g, p.icg) : src;
+                const row_source gd = by_group ? group_rows(dst, gdst.p, c, ce, g, p.ocg) : dst;
                 const dim_t sg = by_group ? 0 : g * p.icg, dg = by_group ? 0 : g * p.ocg;
                 for (const hd_pass &pass : passes) {
                     // The pass's rows, the same for all its taps along w: found at the first
