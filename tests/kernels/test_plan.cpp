@@ -156,6 +156,31 @@ TEST(Plan, GroupsOfPartialLinesAreNotStreamed) {
     }
 }
 
+// An output whose elements take few products each (min_macs_per_streamed_output) is not
+// streamed: its stores are the bound. Counted over the whole output, so a data gradient's
+// products come from diff_dst's channels and the taps over the stride.
+TEST(Plan, OutputsOfFewProductsAnElementAreNotStreamed) {
+    // wav2vec2's first layer: 1 channel, 10 taps at stride 5, 131 MB of output.
+    conv_problem wav =
+        nxc_problem(conv_direction::fwd, 4, 1, 512, {1, 80000}, {1, 15999}, {1, 10}, {1, 5});
+    EXPECT_FALSE(make_direct_plan(wav, 8, 16, zen3).stream_output);
+    wav.icg = 2;  // 20 products an element
+    EXPECT_TRUE(make_direct_plan(wav, 8, 16, zen3).stream_output);
+    // ESRGAN's last layer's data gradient: 3 channels x 9 taps = 27 products, 67 MB.
+    conv_problem esr =
+        nxc_problem(conv_direction::bwd_data, 16, 64, 3, {128, 128}, {128, 128}, {3, 3}, {1, 1});
+    esr.pb[1] = esr.pb[2] = 1;
+    EXPECT_TRUE(make_direct_plan(esr, 8, 16, zen3).stream_output);
+    esr.ocg = 1;  // 9
+    EXPECT_FALSE(make_direct_plan(esr, 8, 16, zen3).stream_output);
+    // A stride-2 data gradient of 1 x 1 taps: 16 channels, but 4 products an element of diff_src.
+    conv_problem s2 =
+        nxc_problem(conv_direction::bwd_data, 16, 64, 16, {112, 112}, {56, 56}, {1, 1}, {2, 2});
+    EXPECT_FALSE(make_direct_plan(s2, 8, 16, zen3).stream_output);
+    s2.ocg = 64;  // 16
+    EXPECT_TRUE(make_direct_plan(s2, 8, 16, zen3).stream_output);
+}
+
 // The gather's channel blocks: the plan's max_nv vectors, but C sides of 3 vectors with 16
 // registers are one block of 3 (a 4 x 3 tile), not blocks of 2 and 1.
 TEST(Plan, ThreeVectorCSidesAreOneBlock) {
