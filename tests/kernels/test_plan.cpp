@@ -9,6 +9,8 @@
 
 #include "kernels/common/direct_plan.hpp"
 #include "kernels/plan/cache_sizes.hpp"
+#include "kernels/plan/gather_split.hpp"
+#include "threading/parallel.hpp"
 
 namespace convgrad::detail {
 namespace {
@@ -179,6 +181,46 @@ TEST(Plan, OutputsOfFewProductsAnElementAreNotStreamed) {
     EXPECT_FALSE(make_direct_plan(s2, 8, 16, zen3).stream_output);
     s2.ocg = 64;  // 16
     EXPECT_TRUE(make_direct_plan(s2, 8, 16, zen3).stream_output);
+}
+
+// The threads share out the items of several gathers by their products: an item with groups
+// inner runs all its (group, block) pairs and weighs as many single-pair items. The stride
+// phases of ResNet-50's stride-2 3x3 data gradient (128 channels, 8 blocks; tiles_per_unit units
+// of 131 per phase): three phases of 1, 2 and 2 taps split with groups inner, one of 4 taps
+// block by block.
+TEST(Plan, GatherItemsAreWeighedByTheirProducts) {
+    const gather_split inner{131, 8, 1, 131}, by_block{131, 8, 0, 131};
+    EXPECT_EQ(gather_items(inner, 1), 131);
+    EXPECT_EQ(gather_items(by_block, 1), 1048);
+    EXPECT_EQ(gather_item_pairs(inner, 1), 8);
+    EXPECT_EQ(gather_item_pairs(by_block, 1), 1);
+    EXPECT_EQ(gather_item_pairs(gather_split{10, 2, 4, 10}, 32), 8);  // 4 groups of 2 blocks
+    EXPECT_EQ(gather_item_pairs(gather_split{10, 2, 4, 10}, 3), 6);   // (only 3 groups)
+    EXPECT_DOUBLE_EQ(gather_item_weight(inner, 1, 2, 128), 8.0 * (2 * 128 + 1));
+    struct phase {
+        gather_split sp;
+        int ntaps;
+    };
+    const phase phases[] = {{inner, 1}, {inner, 2}, {inner, 2}, {by_block, 4}};
+    const dim_t K = 128;
+    for (const int nt : {2, 3}) {
+        double total = 0, products[3] = {0, 0, 0};
+        for (const phase &ph : phases)
+            total += double(gather_items(ph.sp, 1)) * gather_item_weight(ph.sp, 1, ph.ntaps, K);
+        for (int ithr = 0; ithr < nt; ++ithr) {
+            weighted_share sh = weighted_share_of(total, nt, ithr);
+            for (const phase &ph : phases) {
+                int64_t s = 0, e = 0;
+                weighted_next(sh, gather_items(ph.sp, 1), gather_item_weight(ph.sp, 1, ph.ntaps, K),
+                              s, e);
+                products[ithr] += double(e - s) * double(gather_item_pairs(ph.sp, 1)) *
+                                  double(ph.ntaps) * double(K);
+            }
+        }
+        const double most = *std::max_element(products, products + nt),
+                     least = *std::min_element(products, products + nt);
+        EXPECT_LT(most, 1.02 * least) << nt << " threads";
+    }
 }
 
 // The gather's channel blocks: the plan's max_nv vectors, but C sides of 3 vectors with 16

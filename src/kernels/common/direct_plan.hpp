@@ -10,6 +10,7 @@
 
 #include "core/conv_problem.hpp"
 #include "kernels/plan/cache_sizes.hpp"
+#include "kernels/plan/gather_split.hpp"
 #include "ref/ref_conv.hpp"  // (direct_conv_impl.hpp: non-finite weights at padded taps)
 
 namespace convgrad::detail {

@@ -156,19 +156,7 @@ static inline int gather_rows(const direct_plan &pl, dim_t c_chan) {
     return pl.max_m[imax(1, imin(direct_block_nv(pl, c_chan), div_up(c_chan, W)))];
 }
 
-// How a gather's work is split into items. An item is a unit of register tiles with either
-// (inner) a set of `gs` consecutive groups and all their channel blocks: the tables of row
-// pointers are built once and shifted from block to block and group to group, and the unit's
-// A rows (all the set's channels of its pixels) are read from L1 by every block while the
-// set's weights stay in L2; or one channel block of one group. Then consecutive items take a
-// band of `band` units of one (group, block), so its weights panel is reused by all of them,
-// and the next block the same band: the band's A rows stay in L2 for all the blocks, where
-// taking all the units block by block read all of A from memory once per block (ResNet-50's
-// 3x3 stride-2 forward at batch 8: 12.8 MB of src, 8 blocks of 16 output channels).
-struct gather_split {
-    dim_t nunits, nblocks, gs;  // gs = 0: one (group, block) per item
-    dim_t band;                 // gs = 0: units per band (the last band may hold fewer)
-};
+// How a gather's work is split into items: gather_split (kernels/plan/gather_split.hpp).
 struct gather_item {
     dim_t unit, g0, g1, block0, block1;
 };
@@ -184,10 +172,6 @@ static inline gather_item gather_item_of(dim_t w, const gather_split &sp, dim_t 
     const dim_t b = r / units;
     return {band * sp.band + r % units, g, g + 1, b, b + 1};
 }
-static inline dim_t gather_items(const gather_split &sp, dim_t G) {
-    return sp.nunits * (sp.gs > 0 ? div_up(G, sp.gs) : G * sp.nblocks);
-}
-
 // Zeros a gather reads for taps in the padding: with groups inner the microkernel reaches a
 // group's channels through its A offset, so the zero row must be as long as all the groups'
 // channels plus K (in elements of E; the callers allocate floats, at least as many).
@@ -630,8 +614,8 @@ static void gather_fill_zeros(const gather_job<E, CE> *jobs, dim_t njobs, int it
 }
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd): thread ithr of nt takes its
-// share of the work of all of them, split statically by cost: an item of a gather weighs its
-// taps times K (the products of a tile) plus one (its store). (Split by item count, a 1x1
+// share of the work of all of them, split statically by cost (gather_item_weight). (Split by
+// item count, a 1x1
 // stride-2 data gradient, one phase of products and three of zeros, gave the products to one
 // thread of two.) (threading/parallel.hpp: weighted_share.) A phase that no tap reaches and
 // that has no bias is not gathered: each thread zeroes an equal share of its pixels
@@ -648,8 +632,8 @@ static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, i
     auto units_of = [&](const gather_job<E, CE> &j) {
         return div_up(div_up(p.mb * j.ax[0].T * j.ax[1].T * j.ax[2].T, mt), tiles_per_unit);
     };
-    auto weight_of = [](const gather_job<E, CE> &j) {  // of one item
-        return double(j.ntaps) * double(imax(j.K, 1)) + 1.0;
+    auto weight_of = [&](const gather_job<E, CE> &j, const gather_split &sp) {  // of one item
+        return gather_item_weight(sp, p.g, j.ntaps, j.K);
     };
     double total = 0;
     int max_taps = 0;
@@ -657,7 +641,8 @@ static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, i
         const gather_job<E, CE> &j = jobs[c];
         if (gather_only_zeros(j)) continue;  // (gather_fill_zeros)
         const dim_t nunits = units_of(j);
-        total += double(gather_items(gather_split_of(j, nunits, nblocks), p.g)) * weight_of(j);
+        const gather_split sp = gather_split_of(j, nunits, nblocks);
+        total += double(gather_items(sp, p.g)) * weight_of(j, sp);
         max_taps = j.ntaps > max_taps ? j.ntaps : max_taps;
     }
     gather_fill_zeros(jobs, njobs, ithr, nt);
@@ -686,7 +671,7 @@ static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, i
         const dim_t nunits = units_of(j);
         const gather_split sp = gather_split_of(j, nunits, nblocks);
         dim_t ls, le;
-        weighted_next(share, gather_items(sp, p.g), weight_of(j), ls, le);
+        weighted_next(share, gather_items(sp, p.g), weight_of(j, sp), ls, le);
         if (ls < le) {
             // K chunk: the taps x K x (block width) panel of weights within the plan's L1
             // budget (all of K while the whole panel fits its L2 budget), a multiple of 16
