@@ -154,6 +154,28 @@ TEST(Col2im, BitIdenticalForAnyThreadCount) {
     expect_bit_identical_for_any_thread_count(col2im_rows("col2im_bf16dot"), data_type::bf16);
 }
 
+// The register tile: the widest of at least 6 rows (AVX2's 4-vector tile has 2 rows, 8
+// accumulators); narrower where N (channels x taps) fills fewer vectors.
+TEST(Col2im, TileOfSixRowsAndTheMostVectors) {
+    const op o = make_op(stem_small);  // 3 channels x 7 x 7 taps: N = 147
+    const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    auto tile_of = [&](const detail::conv_problem &q, int vlen, int nregs) {
+        const std::string d =
+            detail::make_col2im_kernel(q, {vlen, nregs}, nullptr, false)->describe();
+        const size_t at = d.find("tile=");
+        return at == std::string::npos ? d : d.substr(at + 5, d.find(' ', at) - at - 5);
+    };
+    EXPECT_EQ(tile_of(p, 8, 16), "6x16");   // AVX2
+    EXPECT_EQ(tile_of(p, 16, 32), "6x64");  // AVX-512
+    EXPECT_EQ(tile_of(p, 4, 16), "6x8");    // SSE2
+    detail::conv_problem mono = p;  // 1 channel x 7 x 7 taps: 49 lanes, 4 of AVX-512's vectors
+    mono.icg = 1;
+    EXPECT_EQ(tile_of(mono, 16, 32), "6x64");
+    mono.k[1] = mono.k[2] = 3;  // 9 lanes: one vector
+    EXPECT_EQ(tile_of(mono, 16, 32), "16x16");
+    EXPECT_EQ(tile_of(mono, 8, 16), "6x16");
+}
+
 TEST(Col2im, DeclinesWithReasons) {
     const col2im_case &base = stem_small;
     auto prob = [](col2im_case c) {
