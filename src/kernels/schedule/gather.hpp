@@ -615,10 +615,9 @@ static void gather_fill_zeros(const gather_job<E, CE> *jobs, dim_t njobs, int it
 
 // Runs several gathers (the stride phases of bwd_data; one for fwd): thread ithr of nt takes its
 // share of the work of all of them, split statically by cost (gather_item_weight). (Split by
-// item count, a 1x1
-// stride-2 data gradient, one phase of products and three of zeros, gave the products to one
-// thread of two.) (threading/parallel.hpp: weighted_share.) A phase that no tap reaches and
-// that has no bias is not gathered: each thread zeroes an equal share of its pixels
+// item count, a 1x1 stride-2 data gradient, one phase of products and three of zeros, gave the
+// products to one thread of two.) (threading/parallel.hpp: weighted_share.) A phase that no tap
+// reaches and that has no bias is not gathered: each thread zeroes an equal share of its pixels
 // (gather_fill_zeros). With nt = 1, the calling thread computes all of it (gather_by_rows: each
 // thread's own chunks of rows).
 template <typename E, typename CE>
