@@ -159,8 +159,8 @@ TEST(Plan, GroupsOfPartialLinesAreNotStreamed) {
 }
 
 // An output whose elements take few products each (min_macs_per_streamed_output) is not
-// streamed: its stores are the bound. Counted over the whole output, so a data gradient's
-// products come from diff_dst's channels and the taps over the stride.
+// streamed (a measured rule: make_direct_plan says where). Counted over the whole output, so a
+// data gradient's products come from diff_dst's channels and the taps over the stride.
 TEST(Plan, OutputsOfFewProductsAnElementAreNotStreamed) {
     // wav2vec2's first layer: 1 channel, 10 taps at stride 5, 131 MB of output.
     conv_problem wav =
