@@ -44,10 +44,12 @@ void run_kernel(benchmark::State &state, const bench::bench_problem *p,
 // With `narrow` bf16, C is the layer's bf16 output, rounded by the microkernel from its
 // registers (brgemm_args::C16), rows `ldc` elements apart as in a 1x1 layer of that many output
 // channels: the store a short K pays once per call.
+// With `spaced`, A's rows are given per batch element as row 0 and their spacing
+// (brgemm_args::lda) instead of a table of row pointers.
 template <typename E, int P>
-void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
-                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb,
-                 data_type narrow, dim_t ldc) {
+void run_ukernel_rows(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
+                      int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb,
+                      data_type narrow, dim_t ldc, bool spaced) {
     const dim_t N = dim_t(NV) * W;
     if (ldb <= 0) ldb = N;
     const dim_t per_batch = pixel > 0 ? K * pixel : M * K;
@@ -71,6 +73,11 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
     a.K = K;
     a.nbatch = nbatch;
     a.A = rows.data();
+    if (spaced) {  // (the same rows, given per batch element as row 0 and a spacing)
+        a.A = rows.data();
+        for (int b = 0; b < nbatch; ++b) rows[size_t(b)] = rows[size_t(b * M)];
+        a.lda = pixel > 0 ? 1 : K;
+    }
     a.aks = pixel > 0 ? pixel : P;
     a.B = bs.data();
     a.ldb = ldb * P;
@@ -84,6 +91,12 @@ void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brg
         benchmark::DoNotOptimize(C.data());
         benchmark::DoNotOptimize(C16.data());
     });
+}
+template <typename E, int P>
+void run_ukernel(benchmark::State &state, void (*fn)(int, int, const detail::brgemm_args<E> &),
+                 int M, int NV, int W, dim_t K, int nbatch, dim_t pixel, dim_t ldb,
+                 data_type narrow, dim_t ldc) {
+    run_ukernel_rows<E, P>(state, fn, M, NV, W, K, nbatch, pixel, ldb, narrow, ldc, false);
 }
 
 // The largest register tile of each vector count that the plan uses (accumulators, B vectors
@@ -127,6 +140,16 @@ void register_ukernel_benchmarks() {
                 ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x7_a64").c_str(),
                 run_ukernel<float, 1>, s->f32, m, nv, s->vlen, dim_t(56), 7, dim_t(64), dim_t(0),
                 data_type::f32, dim_t(0));
+            // One vector: 9 taps of 8 channels (ResNeXt's grouped 3x3 on AVX2), the rows from a
+            // table and given as row 0 and a spacing (brgemm_args::lda).
+            if (nv == 1)
+                for (const bool spaced : {false, true})
+                    benchmark::RegisterBenchmark(("ukernel/" + std::string(s->name) + "/f32/" +
+                                                  tile + (spaced ? "/k8x9_spaced" : "/k8x9_table"))
+                                                     .c_str(),
+                                                 run_ukernel_rows<float, 1>, s->f32, m, nv, s->vlen,
+                                                 dim_t(8), 9, dim_t(0), dim_t(0), data_type::f32,
+                                                 dim_t(0), spaced);
             // The same in the layer's place: B one block of output channels of rows of 256.
             benchmark::RegisterBenchmark(
                 ("ukernel/" + std::string(s->name) + "/f32/" + tile + "/bwdw_k56x5_a64_b256")

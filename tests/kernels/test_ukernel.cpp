@@ -1,8 +1,9 @@
 // The microkernel contract (src/kernels/ukernel/brgemm_args.hpp) against a scalar double
 // reference, for every instruction-set unit this machine (or CONVGRAD_MAX_ISA) allows: every
 // (rows M, vectors NV) entry of the kernel tables, every lane tail, the three init modes,
-// several batch elements, strided A rows (aks), offsets into A and B, B rows wider than N, and
-// A rows shared by the batch elements at displacements of their own (a_boff).
+// several batch elements, strided A rows (aks), offsets into A and B, B rows wider than N,
+// A rows shared by the batch elements at displacements of their own (a_boff), and A rows
+// given per batch element as row 0 and a spacing (lda).
 // f32 (K packing 1) and bf16 pairs (K packing 2, vdpbf16ps native or emulated). Then the
 // streamed and rounded (bf16/f16) stores against the plain one, on every entry too.
 #include <gtest/gtest.h>
@@ -117,6 +118,9 @@ struct store_mode {
     // m's nbatch rows copied into one buffer in reverse order with gaps, the pointers at the
     // middle one's, so displacements are negative and positive.
     bool shared_rows = false;
+    // A as one pointer per batch element, its row 0, the rows `lda` apart
+    // (brgemm_args::lda): each batch element's rows copied into one buffer with gaps.
+    bool spaced_rows = false;
 };
 
 // Rows of 16-bit C: each starts `misalign` elements past a 64-byte boundary (0: the streamed
@@ -160,6 +164,18 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
             A[size_t(m)] = joined.back().data() + at(mid);
         }
     }
+    dim_t lda = 0;
+    if (mode.spaced_rows) {
+        lda = dim_t(q.A[0].size()) + 5;  // (a gap of 5 between rows)
+        A.clear();
+        for (int b = 0; b < q.nbatch; ++b) {
+            joined.emplace_back(size_t(q.M * lda), E(0x7fc0));  // (NaN guards in the gaps)
+            for (int m = 0; m < q.M; ++m)
+                std::copy(q.A[size_t(b * q.M + m)].begin(), q.A[size_t(b * q.M + m)].end(),
+                          joined.back().begin() + m * lda);
+            A.push_back(joined.back().data());
+        }
+    }
     for (auto &r : q.B) B.push_back(r.data());
     for (auto &r : C) Cr.push_back(r.data());
     brgemm_args<E> a{};
@@ -167,6 +183,7 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
     a.nbatch = q.nbatch;
     a.A = A.data();
     a.a_boff = mode.shared_rows ? boff.data() : nullptr;
+    a.lda = lda;
     a.a_off = q.a_off;
     a.aks = q.aks;
     a.B = B.data();
@@ -190,16 +207,17 @@ void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), b
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
         for (int m = 1; m <= ukernel_max_rows; ++m)
             for (int tail : {1, W / 2 + 1, W})
-                for (int form = 0; form < 4; ++form) {
-                    // Contiguous or strided k, on rows of its own per batch element or on
-                    // shared rows displaced per batch element.
+                for (int form = 0; form < 6; ++form) {
+                    // Contiguous or strided k, on rows of its own per batch element, on
+                    // shared rows displaced per batch element, or on rows equally spaced.
                     const bool contiguous = (form & 1) == 0;
                     if (tail > W) continue;
                     const auto q = make_problem<E, P>(rng, m, nv, W, tail, integers, contiguous);
                     std::vector<double> c, mag;
                     reference(q, c, mag);
                     store_mode mode;
-                    mode.shared_rows = (form & 2) != 0;
+                    mode.shared_rows = form / 2 == 1;
+                    mode.spaced_rows = form / 2 == 2;
                     const auto got = run(q, fn, mode);
                     for (int r = 0; r < m; ++r) {
                         for (dim_t n = 0; n < q.N; ++n) {
@@ -211,7 +229,8 @@ void sweep(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &), b
                             ASSERT_LE(std::fabs(got[size_t(r)][size_t(n)] - want), tol)
                                 << s.name << " M=" << m << " NV=" << nv << " tail=" << tail
                                 << " K=" << q.K << " aks=" << q.aks << " nbatch=" << q.nbatch
-                                << " shared rows=" << mode.shared_rows << " init=" << int(q.init)
+                                << " shared rows=" << mode.shared_rows
+                                << " spaced rows=" << mode.spaced_rows << " init=" << int(q.init)
                                 << " at (" << r << ", " << n << ")";
                         }
                         // Lanes past N are not written.

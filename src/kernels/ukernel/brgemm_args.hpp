@@ -9,8 +9,9 @@
 //   bf16: E = uint16_t, P = 2 (pairs of consecutive k, the operand layout of vdpbf16ps).
 // A is addressed by row pointers, because the convolution gather's rows are scattered pixels
 // (and padding rows point at a shared zero row); a strided or packed A is the special case of
-// row pointers `base + m * stride`. Batch elements have row pointers of their own, or share one
-// set displaced per element (a_boff).
+// row pointers `base + m * stride`, which a batch element may also give as its row 0 and the
+// stride (lda). Batch elements have row pointers of their own, or share one set displaced per
+// element (a_boff).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,13 @@ struct brgemm_args {
     //   A_b(m, k) = A[m][a_boff[b] + a_off + (k / P) * aks + k % P]
     // so such a tile's table is M pointers, not nbatch x M. [nbatch], or null.
     const dim_t *a_boff = nullptr;
+    // Or, where a batch element's rows are equally spaced (a gather tile along one line of
+    // pixels: a tap reads consecutive pixels), A holds one pointer per batch element, its row
+    // 0, and its rows follow at lda elements (lda != 0, a_boff null):
+    //   A_b(m, k) = A[b][m * lda + a_off + (k / P) * aks + k % P]
+    // The tall one-vector tiles then address every row from one pointer instead of reloading
+    // M pointers from a table (brgemm_impl.hpp: brgemm_strided_rows). 0: row pointers.
+    dim_t lda = 0;
     const E *const *B;  // [nbatch]:
     dim_t b_off, ldb;   //   B_b(k, n) = B[b][b_off + (k / P) * ldb + n * P + k % P]
     float *const *C;    // [M] row pointers: C(m, n) = C[m][n], N = (NV - 1) * W + tail
