@@ -3,7 +3,8 @@
 // reference, over a seeded random sweep of problems that hits tails and edges: odd and tiny
 // channel counts, groups and depthwise, dilation, stride > kernel, asymmetric and large pads,
 // 1-D/2-D/3-D, spatial size 1, both data formats, every weights format, strided tensors,
-// f32/bf16/f16. A row the machine cannot run is a visible skip with the reason.
+// f32/bf16/f16; groups of one vector of channels on lines longer than a register tile. A row the
+// machine cannot run is a visible skip with the reason.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -113,6 +114,14 @@ constexpr case_ranges w_merge_ranges{
 constexpr case_ranges few_channel_group_ranges{{1, 2, 2, 3}, {3, 4, 8, 12, 33}, {2, 4, 8}, {},
                                                {1, 2, 3, 5}, {3, 7, 13, 20}, {1, 2}, false, 0,
                                                true};
+
+// Groups of exactly one vector of channels (4 on SSE2, 8 on AVX2, 16 on AVX-512) over lines
+// longer than a register tile (14-16 rows), kernels up to 7 wide and pads up to 5: the direct
+// kernel's gather gives such tiles as spaced rows, one call per range of rows its taps read
+// inside the image (gather_tables::calls), the borders along w too.
+constexpr case_ranges one_vector_group_ranges{
+    {1, 2, 2}, {2, 3, 5}, {4, 8, 16}, {},  {1, 2, 3, 5, 7}, {15, 17, 20, 29, 33},
+    {1, 2},    false,     0,          true};
 
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
@@ -273,6 +282,14 @@ const std::vector<testing::swept_case> &w_merge_cases() {
     return cases;
 }
 
+// 1-D and 2-D problems of groups of 4, 8 or 16 channels on long lines, on 1-3 threads.
+const std::vector<testing::swept_case> &one_vector_group_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261207, 48, [](std::mt19937_64 &rng) { return make_case(rng, one_vector_group_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // 1-D/2-D/3-D problems with dilations near the dim_t range, on 1-2 threads.
 const std::vector<testing::swept_case> &huge_dilation_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -384,6 +401,10 @@ TEST_P(KernelRow, HugeStrideAlongW) {
 
 TEST_P(KernelRow, StridePhasesAlongWMerged) {
     sweep_row(*GetParam(), w_merge_cases(), false);
+}
+
+TEST_P(KernelRow, OneVectorGroupsAlongLines) {
+    sweep_row(*GetParam(), one_vector_group_cases(), false);
 }
 
 TEST_P(KernelRow, HugeDilation) {

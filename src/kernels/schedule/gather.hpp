@@ -131,6 +131,15 @@ constexpr int tiles_per_unit = gather_tiles_per_unit;  // (declared in direct_pl
 template <typename E>
 constexpr dim_t gather_min_chunk = 128 / dim_t(sizeof(E));
 
+// One microkernel call of a tile on spaced rows (gather_tables::calls): C rows [r0, r1) and
+// the taps in slots [s0, s1), which read A inside for exactly those rows.
+struct gather_call {
+    int r0, r1, s0, s1;
+};
+// At most this many calls a tile (row ranges of its taps): a 7-wide kernel's 4 at a border.
+// A tile whose taps read more ranges uses the tables of row pointers.
+constexpr int gather_max_calls = 4;
+
 template <typename E, typename CE>
 struct gather_tables {
     const E **A;  // [tile][slot][M] row pointers of the tile's valid taps, compacted
@@ -143,6 +152,14 @@ struct gather_tables {
     // ResNet-50 stem's forward (K = 21, 7 taps) a tenth of its time.
     bool *shared_rows;  // [tile]
     dim_t *boff;        // [tap] of the job
+    // Tiles along one line of pixels, for the tall one-vector tiles (gather_spaced_rows): each
+    // tap's rows are equally spaced (brgemm_args::lda), so its A slot is one pointer, at the
+    // first row it reads inside A. The taps are grouped by the rows they read (all of them, or
+    // all but the first or last few at the borders along w), one call per group, the one of
+    // all the rows first; their slots follow each other in that order. 0 calls: the tables
+    // above.
+    int *ncalls;         // [tile]
+    gather_call *calls;  // [tile][gather_max_calls]
     // A bf16/f16 C reduced in several K chunks: the chunks accumulate in f32 rows of a block's
     // width (in L1, [tile][M] row pointers into the thread's buffer); the last one's results
     // are rounded into C.
@@ -154,6 +171,17 @@ struct gather_tables {
 // the 6 rows of a 4-vector tile, which leave the FMA pipes waiting on 6 accumulators).
 static inline int gather_rows(const direct_plan &pl, dim_t c_chan) {
     return pl.max_m[imax(1, imin(direct_block_nv(pl, c_chan), div_up(c_chan, W)))];
+}
+
+// Whether a gather gives its tiles along one line of pixels as spaced rows (gather_tables::
+// calls): where its register tiles are the tall one-vector ones, which take spaced rows
+// without a table of row pointers (brgemm_impl.hpp, brgemm_ukernel_spaced): one whole vector
+// of C channels per group (ResNeXt's groups of 8 on AVX2, 16 on AVX-512), more than 8 rows,
+// and an f32 C (a bf16/f16 C is rounded by the call that ends its sums, and a tile split over
+// calls by row ranges has no one such call).
+template <typename E, typename CE>
+static inline bool gather_spaced_rows(const gather_job<E, CE> &j) {
+    return sizeof(CE) == sizeof(float) && j.c_chan == W && gather_rows(*j.pl, j.c_chan) > 8;
 }
 
 // How a gather's work is split into items: gather_split (kernels/plan/gather_split.hpp).
@@ -197,6 +225,10 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
     // and would reload them for every row and tap.
     const gather_axis ax0 = j.ax[0], ax1 = j.ax[1], ax2 = j.ax[2];
     const tview<E> av = j.av;
+    // Spaced rows: consecutive rows of a line, so a real distance in A wherever a call has two
+    // rows or more. (Unsigned: with one pixel a line the product of a huge stride may not fit,
+    // and is never used.)
+    const dim_t lda = dim_t(uint64_t(ax2.a_mul) * uint64_t(av.w));
     const E *const zeros = j.zeros;
     const gather_tap *const taps = j.taps;
     const int ntaps = j.ntaps;
@@ -247,12 +279,32 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         a.nbatch = tb.nbat[ti];
         a.a_boff = tb.shared_rows[ti] ? tb.boff : nullptr;
     };
+    // Tile ti's call of m rows by nv vectors with the operands in a: one call, or (spaced rows)
+    // one per row range, the first (all the rows) starting the sums as a says, the others
+    // adding to them. Only the last stores past the caches: the others' rows are read again.
+    auto call_tile = [&](dim_t ti, int m, int nv) __attribute__((always_inline)) {
+        point_at_tile(ti);
+        const int nc = tb.ncalls[ti];
+        if (nc == 0) return call_ukernel(m, nv, a);
+        brgemm_args<E> c = a;
+        c.a_boff = nullptr;
+        c.lda = lda;
+        for (int i = 0; i < nc; ++i) {
+            const gather_call &cl = tb.calls[ti * gather_max_calls + i];
+            c.A = a.A + cl.s0;
+            c.B = a.B + cl.s0;
+            c.nbatch = cl.s1 - cl.s0;
+            c.C = a.C + cl.r0;
+            if (i > 0) c.init = ukernel_init::accumulate;
+            c.stream = a.stream && i == nc - 1;
+            call_ukernel(cl.r1 - cl.r0, nv, c);
+        }
+    };
     auto run_tile_blocks = [&](const gather_item &it, dim_t tile, dim_t ti) {
         const int m = int(imin(mt, Q - tile * mt));
         CE **const Ct = tb.C + ti * mt;
         const E **const Bt = tb.B + ti * j.ntaps;
         const int nbat = tb.nbat[ti];
-        point_at_tile(ti);
         if constexpr (sizeof(CE) == 2) a.narrow = p.dt;  // (all of K in one call)
         a.b_off = 0;
         a.K = K;
@@ -271,8 +323,67 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                 a.a_off = (gi - it.g0) * j.a_chan;
                 a.tail = nb.tail;
                 a.bias = j.bias ? j.bias + gi * j.c_chan + nb.c0 : nullptr;
-                call_ukernel(m, nb.nv, a);
+                call_tile(ti, m, nb.nv);
             }
+    };
+    const bool spaced = gather_spaced_rows(j);
+    // Tile ti's tables as spaced rows (gather_tables::calls), its m rows along one line from
+    // rx[0] and rbase[0]. The rows tap tp reads inside A are [lo, hi) (x2 grows with the row),
+    // none when d or h is in the padding. False, the tables untouched, when the taps read more
+    // than gather_max_calls ranges or none reads all the rows (the first call starts the sums
+    // of every row).
+    auto spaced_tile = [&](dim_t ti, int m, const auto &weights_of) {
+        auto rows_of = [&](const gather_tap &tp, int &lo, int &hi) __attribute__((always_inline)) {
+            const dim_t x0 = rx[0][0] + tp.a_off[0], x1 = rx[0][1] + tp.a_off[1];
+            const dim_t x2 = rx[0][2] + tp.a_off[2], am = ax2.a_mul;
+            lo = hi = 0;
+            if (uint64_t(x0) >= uint64_t(ax0.a_size) || uint64_t(x1) >= uint64_t(ax1.a_size))
+                return;
+            lo = x2 >= 0 ? 0 : int(imin(m, ceil_div(-x2, am)));
+            hi = x2 >= ax2.a_size ? 0 : int(imin(m, ceil_div(ax2.a_size - x2, am)));
+        };
+        gather_call *const calls = tb.calls + ti * gather_max_calls;
+        int nc = 0;
+        bool full = false;
+        for (int t = 0; t < ntaps; ++t) {
+            int lo, hi;
+            rows_of(taps[t], lo, hi);
+            if (lo >= hi) continue;
+            int c = 0;
+            while (c < nc && (calls[c].r0 != lo || calls[c].r1 != hi)) ++c;
+            if (c < nc) continue;
+            if (nc == gather_max_calls) return false;
+            calls[nc++] = {lo, hi, 0, 0};
+            full |= lo == 0 && hi == m;
+        }
+        if (!full) return false;
+        for (int c = 0; c < nc; ++c)  // (the full range first)
+            if (calls[c].r0 == 0 && calls[c].r1 == m) {
+                const gather_call first = calls[0];
+                calls[0] = calls[c];
+                calls[c] = first;
+            }
+        const E **Ar = tb.A + ti * ntaps * mt;
+        const E **Bs = tb.B + ti * ntaps;
+        int slot = 0;
+        for (int c = 0; c < nc; ++c) {
+            calls[c].s0 = slot;
+            for (int t = 0; t < ntaps; ++t) {
+                const gather_tap &tp = taps[t];
+                int lo, hi;
+                rows_of(tp, lo, hi);
+                if (lo != calls[c].r0 || hi != calls[c].r1) continue;
+                const E *line =
+                    rbase[0] + (rx[0][0] + tp.a_off[0]) * av.d + (rx[0][1] + tp.a_off[1]) * av.h;
+                Ar[slot] = line + (rx[0][2] + tp.a_off[2] + lo * ax2.a_mul) * av.w;
+                Bs[slot++] = weights_of(tp);
+            }
+            calls[c].s1 = slot;
+        }
+        tb.ncalls[ti] = nc;
+        tb.nbat[ti] = slot;
+        tb.shared_rows[ti] = false;
+        return true;
     };
     for (dim_t w = s; w < e; ++w) {
         const gather_item it = gather_item_of(w, sp, p.g);
@@ -324,6 +435,8 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                 }
             }
             seg[nseg] = m;
+            tb.ncalls[ti] = 0;
+            if (spaced && nseg == 1 && spaced_tile(ti, m, weights_of)) continue;
             bool inside = ntaps > 0;
             for (int sg = 0; sg < nseg && inside; ++sg) {
                 const int r0 = seg[sg], r1 = seg[sg + 1];
@@ -414,7 +527,6 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                                       : ukernel_init::zero;
                     for (dim_t tile = tile0; tile < tile1; ++tile) {
                         const dim_t ti = tile - tile0;
-                        point_at_tile(ti);
                         // One tap (1x1 kernels, and stride phases of one tap): the next tile's
                         // A rows toward L2 while this one runs, where the plan says it helps
                         // (direct_plan::prefetch_next_rows). Each tile reads its own rows
@@ -423,15 +535,20 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                         if (j.pl->prefetch_next_rows && rows_from_memory && j.ntaps == 1 &&
                             tile + 1 < tile1 && tb.nbat[ti + 1] > 0) {
                             const E *const *An = tb.A + (ti + 1) * j.ntaps * mt;
-                            const int mn = int(imin(mt, Q - (tile + 1) * mt));
+                            // (Spaced rows: the one tap's rows of its one call.)
+                            const bool spaced = tb.ncalls[ti + 1] > 0;
+                            const int mn = spaced ? tb.calls[(ti + 1) * gather_max_calls].r1 -
+                                                        tb.calls[(ti + 1) * gather_max_calls].r0
+                                                  : int(imin(mt, Q - (tile + 1) * mt));
                             const dim_t bytes = a.K * dim_t(sizeof(E));
                             for (int r = 0; r < mn; ++r) {
-                                const char *row = reinterpret_cast<const char *>(An[r] + a.a_off);
+                                const E *at = spaced ? An[0] + r * lda : An[r];
+                                const char *row = reinterpret_cast<const char *>(at + a.a_off);
                                 for (dim_t x = 0; x < bytes; x += 64)
                                     __builtin_prefetch(row + x, 0, 1);
                             }
                         }
-                        call_ukernel(int(imin(mt, Q - tile * mt)), nb.nv, a);
+                        call_tile(ti, int(imin(mt, Q - tile * mt)), nb.nv);
                     }
                 }
             }
@@ -657,9 +774,11 @@ static void gather_share(const gather_job<E, CE> *jobs, dim_t njobs, int ithr, i
     // (The f32 tiles of a bf16/f16 C reduced in K chunks: a block's width per row.)
     const dim_t acc_row = blk * W;
     scratch acc(sizeof(CE) == 2 ? tiles_per_unit * mt * acc_row : 0);
-    scratch shared(2 * dim_t(max_taps) + tiles_per_unit + 16);
+    scratch shared(2 * dim_t(max_taps) + tiles_per_unit * (4 * gather_max_calls + 2) + 16);
     tb.boff = reinterpret_cast<dim_t *>(shared.p);
-    tb.shared_rows = reinterpret_cast<bool *>(tb.boff + max_taps);
+    tb.calls = reinterpret_cast<gather_call *>(tb.boff + max_taps);
+    tb.ncalls = reinterpret_cast<int *>(tb.calls + tiles_per_unit * gather_max_calls);
+    tb.shared_rows = reinterpret_cast<bool *>(tb.ncalls + tiles_per_unit);
     for (dim_t r = 0; r < tiles_per_unit * mt && sizeof(CE) == 2; ++r)
         tb.acc[r] = acc.p + r * acc_row;
     weighted_share share = weighted_share_of(total, nt, ithr);
