@@ -339,8 +339,11 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
             lo = hi = 0;
             if (uint64_t(x0) >= uint64_t(ax0.a_size) || uint64_t(x1) >= uint64_t(ax1.a_size))
                 return;
-            lo = x2 >= 0 ? 0 : int(imin(m, ceil_div(-x2, am)));
-            hi = x2 >= ax2.a_size ? 0 : int(imin(m, ceil_div(ax2.a_size - x2, am)));
+            // (Divisions only at strides above 1.)
+            lo = x2 >= 0 ? 0 : int(imin(m, am == 1 ? -x2 : ceil_div(-x2, am)));
+            hi = x2 >= ax2.a_size
+                     ? 0
+                     : int(imin(m, am == 1 ? ax2.a_size - x2 : ceil_div(ax2.a_size - x2, am)));
         };
         gather_call *const calls = tb.calls + ti * gather_max_calls;
         int nc = 0;
