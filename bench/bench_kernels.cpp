@@ -74,7 +74,6 @@ void run_ukernel_rows(benchmark::State &state, void (*fn)(int, int, const detail
     a.nbatch = nbatch;
     a.A = rows.data();
     if (spaced) {  // (the same rows, given per batch element as row 0 and a spacing)
-        a.A = rows.data();
         for (int b = 0; b < nbatch; ++b) rows[size_t(b)] = rows[size_t(b * M)];
         a.lda = pixel > 0 ? 1 : K;
     }

@@ -539,13 +539,14 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                             tile + 1 < tile1 && tb.nbat[ti + 1] > 0) {
                             const E *const *An = tb.A + (ti + 1) * j.ntaps * mt;
                             // (Spaced rows: the one tap's rows of its one call.)
-                            const bool spaced = tb.ncalls[ti + 1] > 0;
-                            const int mn = spaced ? tb.calls[(ti + 1) * gather_max_calls].r1 -
-                                                        tb.calls[(ti + 1) * gather_max_calls].r0
-                                                  : int(imin(mt, Q - (tile + 1) * mt));
+                            const bool next_spaced = tb.ncalls[ti + 1] > 0;
+                            const int mn = next_spaced
+                                               ? tb.calls[(ti + 1) * gather_max_calls].r1 -
+                                                     tb.calls[(ti + 1) * gather_max_calls].r0
+                                               : int(imin(mt, Q - (tile + 1) * mt));
                             const dim_t bytes = a.K * dim_t(sizeof(E));
                             for (int r = 0; r < mn; ++r) {
-                                const E *at = spaced ? An[0] + r * lda : An[r];
+                                const E *at = next_spaced ? An[0] + r * lda : An[r];
                                 const char *row = reinterpret_cast<const char *>(at + a.a_off);
                                 for (dim_t x = 0; x < bytes; x += 64)
                                     __builtin_prefetch(row + x, 0, 1);

@@ -208,8 +208,8 @@ __attribute__((always_inline)) inline const E *ukernel_a_row(const brgemm_args<E
 // accumulators, one vector of B and one broadcast (16 registers for AVX2's 14 x 1). From the
 // row tables, the same tile reloads its M pointers every 4 k and parks accumulators on the
 // stack for want of registers: on Zen 3 (one thread, operands in L1, 9 taps of 8 channels as
-// ResNeXt's grouped 3x3) a standalone 14 x 1 ran at 82-90 GFLOP/s this way, the tables' at
-// 58-64.
+// ResNeXt's grouped 3x3; bench ukernel/avx2/f32/14x1/k8x9_*) 70-74 GFLOP/s this way, 53-56
+// from the tables.
 template <typename E, int P, int M>
 void brgemm_ukernel_spaced(const brgemm_args<E> &a) {
     constexpr int W = vt::W;
