@@ -39,6 +39,9 @@ struct case_ranges {
     // and a src width of whole strides: the data gradient's stride phases along w merge into
     // its channels where they are few (direct_merges_w_phases).
     bool w_phases_merge = false;
+    // Only weight gradients (of either family), f32, NXC, with stride and dilation 1 along w:
+    // the problems whose grouped rows the direct kernel reduces as runs (direct_bwd_w_group_runs).
+    bool weight_gradient_runs = false;
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
 constexpr case_ranges edge_ranges{{1, 2, 2, 2, 3},
@@ -123,10 +126,30 @@ constexpr case_ranges one_vector_group_ranges{
     {1, 2, 2}, {2, 3, 5}, {4, 8, 16}, {},  {1, 2, 3, 5, 7}, {15, 17, 20, 29, 33},
     {1, 2},    false,     0,          true};
 
+// Weight gradients of groups of one vector of output channels (4, 8, 16) over 1-12 input
+// channels, stride 1 along w, kernels up to 7 wide and pads up to 5 (the row's reads of the
+// padding and of the zeros past its end), over enough rows that a thread's chunks hold several
+// runs and cross images: the direct kernel reduces their rows as runs (bwd_weights_runs.hpp).
+constexpr case_ranges weight_gradient_run_ranges{{1, 2, 2, 3},
+                                                 {2, 3, 5},
+                                                 {1, 2, 3, 5, 8, 12},
+                                                 {4, 8, 16},
+                                                 {1, 2, 3, 5, 7},
+                                                 {5, 9, 15, 20},
+                                                 {1, 2, 3},
+                                                 false,
+                                                 1,
+                                                 false,
+                                                 0,
+                                                 false,
+                                                 true};
+
 // A random op whose shapes are consistent (built from a random canonical convolution).
 random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges) {
-    const op_kind kind = all_op_kinds[rng() % 6];
+    op_kind kind = all_op_kinds[rng() % 6];
     const bool ct = is_conv_transpose_family(kind);
+    if (cr.weight_gradient_runs)
+        kind = ct ? op_kind::ConvTransposeBackwardWeights : op_kind::ConvolutionBackwardWeights;
     const int S = int(pick(rng, cr.ranks));
     const dim_t G = pick(rng, cr.groups);
     const bool depthwise = rng() % 6 == 0 && cr.depthwise;
@@ -140,6 +163,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         s.push_back(pick(rng, {1, 1, 2, 3, 4}));
         if (cr.w_stride && j == S - 1) s.back() = cr.w_stride;
         d.push_back(cr.dilation ? cr.dilation : pick(rng, {1, 1, 1, 2, 3}));
+        if (cr.weight_gradient_runs && j == S - 1) d.back() = 1;
         pb.push_back(pick(rng, {0, 0, 1, 2, 3, 5}));
         // Half the time, begin pads of the stride: two output pixels per row, the first reading
         // only padding.
@@ -162,14 +186,16 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         // The big side of a ConvTranspose must be reachable as s*(Y-1)+Ke-pb-pe+op, op < s.
         op_pad.push_back(I - (s[j] * (small[j] - 1) + ke - pb[j] - pe[j]));
     }
-    const bool ncx = rng() % 2;
+    const bool ncx = rng() % 2 && !cr.weight_gradient_runs;
     const bool legacy_wf = ct && rng() % 4 == 0;
     const bool first_wf = rng() % 2;
     const std::string wf =
         ct ? (legacy_wf ? (first_wf ? "OIX" : "XIO") : (first_wf ? "IOX" : "XOI"))
            : (first_wf ? "OIX" : "XIO");
-    const data_type dt = std::vector<data_type>{data_type::f32, data_type::f32, data_type::bf16,
-                                                data_type::f16}[rng() % 4];
+    const data_type dt = cr.weight_gradient_runs
+                             ? (rng(), data_type::f32)
+                             : std::vector<data_type>{data_type::f32, data_type::f32,
+                                                      data_type::bf16, data_type::f16}[rng() % 4];
     auto data_shape = [&](dim_t c, const dims &sp) {
         dims r{mb};
         if (ncx) r.push_back(c);
@@ -290,6 +316,15 @@ const std::vector<testing::swept_case> &one_vector_group_cases() {
     return cases;
 }
 
+// Weight gradients whose grouped rows go as runs, on 1-3 threads.
+const std::vector<testing::swept_case> &weight_gradient_run_cases() {
+    static const std::vector<testing::swept_case> cases = testing::reference_sweep(
+        20261208, 48,
+        [](std::mt19937_64 &rng) { return make_case(rng, weight_gradient_run_ranges); },
+        [](int iter) { return 1 + iter % 3; });
+    return cases;
+}
+
 // 1-D/2-D/3-D problems with dilations near the dim_t range, on 1-2 threads.
 const std::vector<testing::swept_case> &huge_dilation_cases() {
     static const std::vector<testing::swept_case> cases = testing::reference_sweep(
@@ -341,6 +376,17 @@ TEST(KernelsVsReference, TheMergeSweepMergesStridePhases) {
         for (const auto &c : w_merge_cases())
             merged += detail::direct_merges_w_phases(c.r.prob, vlen);
         EXPECT_GE(merged, 6) << vlen << " lanes";
+    }
+}
+
+// The runs sweep reaches the runs, for vectors of 4, 8 and 16 floats (SSE2, AVX2, AVX-512).
+TEST(KernelsVsReference, TheRunsSweepReducesRuns) {
+    for (auto [vlen, nregs] : {std::pair{4, 16}, std::pair{8, 16}, std::pair{16, 32}}) {
+        int runs = 0;
+        for (const auto &c : weight_gradient_run_cases())
+            runs += detail::direct_bwd_w_group_runs(detail::make_direct_plan(
+                c.r.prob, vlen, nregs, detail::machine_caches(), true, true));
+        EXPECT_GE(runs, 4) << vlen << " lanes";
     }
 }
 
@@ -405,6 +451,10 @@ TEST_P(KernelRow, StridePhasesAlongWMerged) {
 
 TEST_P(KernelRow, OneVectorGroupsAlongLines) {
     sweep_row(*GetParam(), one_vector_group_cases(), false);
+}
+
+TEST_P(KernelRow, WeightGradientRuns) {
+    sweep_row(*GetParam(), weight_gradient_run_cases(), false);
 }
 
 TEST_P(KernelRow, HugeDilation) {

@@ -320,7 +320,10 @@ std::string describe(const direct_plan &pl) {
              (pl.pixels_per_chunk ? " pixels_per_chunk=" + std::to_string(pl.pixels_per_chunk)
                                   : std::string()) +
              (pl.weights_split ? " weights split" : " rows split") +
-             (pl.bwd_w_group_copies ? " (groups copied dense)" : "");
+             (pl.bwd_w_group_copies ? direct_bwd_w_group_runs(pl)
+                                          ? " (groups copied dense, reduced as runs of rows)"
+                                          : " (groups copied dense)"
+                                    : "");
     else
         s += " images_per_chunk=" + std::to_string(pl.images_per_chunk) +
              (pl.out_rows_per_chunk

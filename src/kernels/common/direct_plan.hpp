@@ -217,6 +217,15 @@ inline dim_t direct_bwd_w_taps_along_w(const direct_plan &pl) {
                ? 1
                : std::max<dim_t>(1, direct_bwd_w_tile_rows(pl) / std::max<dim_t>(pl.p.icg, 1));
 }
+/// bwd_weights, groups copied dense: whether a chunk's rows are reduced as runs of whole rows
+/// (kernels/schedule/bwd_weights_runs.hpp): each group's output channels one whole vector, the
+/// stride and dilation along w 1, its pads not negative, and tiles of more than 8 rows (which
+/// read the runs' rows as spaced rows).
+inline bool direct_bwd_w_group_runs(const direct_plan &pl) {
+    const conv_problem &p = pl.p;
+    return pl.bwd_w_group_copies && p.s[2] == 1 && p.dl[2] == 1 && p.pb[2] >= 0 && p.pe[2] >= 0 &&
+           p.ocg == pl.vlen && pl.max_m[1] > 8;
+}
 /// Whether the taps along d and h share them too, rows (kd, kh, kw, channel), over the rows
 /// where all of them read a src row: when the taps along w leave the tile short (a 3-D first
 /// layer of 1 channel, 3x3x3: 3 rows of 16).

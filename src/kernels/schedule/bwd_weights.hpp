@@ -149,27 +149,52 @@ struct row_buffers {
 // 8.28 ms, against 5.72-5.75 with prefetches 2 or 4 pixels of 1 KB ahead). Copying a few
 // groups at a time, within L2, read each line in parts and was slower (6 groups: 8.63 ms in
 // that run). Every (pass, tap) of a group then reads its slice from L1.
-static void copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G, dim_t cg,
-                            float *to) {
-    const dim_t *sp = from.sp, ps = from.pixel_stride(), slice = (hi - lo) * sp[2] * cg;
+// Where copy_group_rows puts a row's pixels: pixel w at pixel `lead + w` of a copied row of
+// `pitch` pixels, the others zeros, and `slack` zero rows after each group's rows; and the
+// pixels [check[0], check[1]) and [check[2], check[3]) whose values it checks are finite.
+// (Dense: pitch = the row's pixels, nothing else.)
+struct group_copy_layout {
+    dim_t pitch, lead = 0, slack = 0;
+    dim_t check[4] = {0, 0, 0, 0};
+};
+// Returns whether every checked value is finite.
+static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G, dim_t cg,
+                            const group_copy_layout &lay, float *to) {
+    const dim_t *sp = from.sp, ps = from.pixel_stride(), pitch = lay.pitch;
+    const dim_t slice = (hi - lo + lay.slack) * pitch * cg;
     const dim_t ahead = imax(1, 4096 / (G * cg * dim_t(sizeof(float))));  // pixels, about 4 KB
+    bool finite = true;
+    auto zeros = [&](float *t, dim_t n) {
+        for (dim_t x = 0; x < n; ++x) t[x] = 0.f;
+    };
     for (dim_t r = lo; r < hi; ++r) {
         const dim_t h = r % sp[1], d = r / sp[1] % sp[0], n = r / (sp[1] * sp[0]);
         const float *f = from.row(n, d, h);
-        float *row = to + (r - lo) * sp[2] * cg;
+        float *row = to + (r - lo) * pitch * cg;
+        if (pitch != sp[2])
+            for (dim_t g = 0; g < G; ++g) {
+                zeros(row + g * slice, lay.lead * cg);
+                zeros(row + g * slice + (lay.lead + sp[2]) * cg, (pitch - lay.lead - sp[2]) * cg);
+            }
         for (dim_t w = 0; w < sp[2]; ++w, f += ps) {
             if (w + ahead < sp[2])
                 for (dim_t x = 0; x < G * cg; x += 64 / dim_t(sizeof(float)))
                     __builtin_prefetch(f + ahead * ps + x);
+            const bool check =
+                (w >= lay.check[0] && w < lay.check[1]) || (w >= lay.check[2] && w < lay.check[3]);
+            if (check) finite = finite && floats_finite(f, G * cg);
             for (dim_t g = 0; g < G; ++g) {
                 const float *s = f + g * cg;
-                float *t = row + g * slice + w * cg;
+                float *t = row + g * slice + (lay.lead + w) * cg;
                 dim_t c = 0;
                 for (; c + W <= cg; c += W) vt::store(t + c, vt::load(s + c));
                 for (; c < cg; ++c) t[c] = s[c];  // (masked stores are slow on AMD)
             }
         }
     }
+    for (dim_t g = 0; g < G; ++g)
+        zeros(to + g * slice + (hi - lo) * pitch * cg, lay.slack * pitch * cg);
+    return finite;
 }
 // Group g's slice of copy_group_rows' copy `buf` of rows [lo, hi) of `of`.
 static row_source group_rows(const row_source &of, float *buf, dim_t lo, dim_t hi, dim_t g,
@@ -355,6 +380,9 @@ struct unit_sums {
     }
 };
 
+// (The chunks reduced as runs of rows, on the helpers above.)
+#include "kernels/schedule/bwd_weights_runs.hpp"
+
 // The f32 sums of thread ithr's units (weight_units_of) into `out`: rows split, its rows'
 // sums; weights split, the final sums of its units (rounded, for bf16/f16 weights).
 static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, const row_source &dst0,
@@ -384,8 +412,16 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     const row_buffers bufs(p, src, dst, r0, r1, chunk, pl.pixels_per_chunk);
     // Each group's channels of a chunk's rows copied dense (direct_plan::bwd_w_group_copies).
     const bool by_group = pl.bwd_w_group_copies;
-    const scratch gsrc(by_group ? most_src_rows(p, r0, r1, chunk) * p.i[2] * p.ic() : 0);
-    const scratch gdst(by_group ? imin(chunk, r1 - r0) * p.o[2] * p.oc() : 0);
+    // And reduced as runs of rows, when they serve (bwd_weights_runs.hpp): the copies padded.
+    const bool by_runs = direct_bwd_w_group_runs(pl);
+    const group_runs_layout runs_layout(p);
+    const group_copy_layout src_layout = by_runs ? runs_layout.src : group_copy_layout{p.i[2]},
+                            dst_layout = by_runs ? runs_layout.dst : group_copy_layout{p.o[2]};
+    const scratch gsrc(by_group ? (most_src_rows(p, r0, r1, chunk) + src_layout.slack) *
+                                      src_layout.pitch * p.ic()
+                                : 0);
+    const scratch gdst(by_group ? imin(chunk, r1 - r0) * dst_layout.pitch * p.oc() : 0);
+    std::vector<dim_t> runs(by_runs ? size_t(2 * nptr) : 0);
     scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
     const float **D = reinterpret_cast<const float **>(ptrs.p);
     const float **B = D + nptr;
@@ -404,8 +440,6 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     a.C16 = C16;
     // (K is one pixel when a row has one output pixel: then the stride may be anything and
     // its product with the pixel stride overflow; it is not used.)
-    const dim_t src_ps = by_group ? p.icg : src.pixel_stride();
-    a.aks = p.o[2] > 1 ? p.s[2] * src_ps : src_ps;
     // (B and its ldb: per block of output channels, in place or a dense panel.)
     // Few input channels and taps along d or h too (a 3-D first layer: 1 channel, 3x3x3): the
     // taps (kd, kh) share the tiles as well, rows (kd, kh, kw, channel), over the rows where
@@ -466,17 +500,28 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 ahead.start(p.g * dim_t(passes.size()) * div_up(p.k[2], taps_per_tile) * nblocks);
             }
             dim_t sa = 0, sb = 0;  // the chunk's src rows
+            bool copied = by_group;  // the groups' passes read the dense copies
             if (by_group) {
                 src_rows_of(p, c, ce, sa, sb);
-                copy_group_rows(src, sa, sb, p.g, p.icg, gsrc.p);
-                copy_group_rows(dst, c, ce, p.g, p.ocg, gdst.p);
+                const bool finite_src =
+                    copy_group_rows(src, sa, sb, p.g, p.icg, src_layout, gsrc.p);
+                const bool finite_dst = copy_group_rows(dst, c, ce, p.g, p.ocg, dst_layout, gdst.p);
+                if (by_runs && finite_src && finite_dst) {
+                    reduce_group_runs(pl, gsrc.p, gdst.p, c, ce, sa, sb, sums, started.data(),
+                                      runs.data(), C);
+                    continue;
+                }
+                // (A value the runs' zeros would meet is not finite: tap by tap, in place.)
+                copied = !by_runs;
             }
+            const dim_t src_ps = copied ? p.icg : src.pixel_stride();
+            a.aks = p.o[2] > 1 ? p.s[2] * src_ps : src_ps;
             for (dim_t g = 0; g < p.g; ++g) {
                 // Group g's rows: the user's (or the chunk's converted ones) at channel g * cg,
                 // or its dense copies at channel 0.
-                const row_source gs = by_group ? group_rows(src, gsrc.p, sa, sb, g, p.icg) : src;
-                const row_source gd = by_group ? group_rows(dst, gdst.p, c, ce, g, p.ocg) : dst;
-                const dim_t sg = by_group ? 0 : g * p.icg, dg = by_group ? 0 : g * p.ocg;
+                const row_source gs = copied ? group_rows(src, gsrc.p, sa, sb, g, p.icg) : src;
+                const row_source gd = copied ? group_rows(dst, gdst.p, c, ce, g, p.ocg) : dst;
+                const dim_t sg = copied ? 0 : g * p.icg, dg = copied ? 0 : g * p.ocg;
                 for (const hd_pass &pass : passes) {
                     // The pass's rows, the same for all its taps along w: found at the first
                     // one that has units and pixels. (Found per tap, their tap_row_of divisions
