@@ -548,8 +548,12 @@ static void run_bwd_weights(const direct_plan &pl, const conv_args &args) {
     const conv_problem &p = pl.p;
     const int nthr = pl.nthr;
     // Copied operands are converted per chunk of rows inside the schedule (row_source); so is
-    // an f32 diff_dst whose vectors would each straddle two lines in place.
-    const bool dst_direct = pl.dst_direct && !rows_split_vectors(args.dst, p.dst, p.ocg);
+    // an f32 diff_dst whose vectors would each straddle two lines in place, unless its groups
+    // are copied dense anyway (bwd_w_group_copies: into aligned scratch, from the user's rows;
+    // converted first, ResNeXt's were copied twice, 16 bytes past a line as std::vector puts
+    // them: a twentieth of the samples in the conversion alone).
+    const bool dst_direct =
+        pl.dst_direct && (pl.bwd_w_group_copies || !rows_split_vectors(args.dst, p.dst, p.ocg));
     const row_source src{
         pl.src_direct, user_view(args.src, p.src), args.src, &p.src, p.dt, p.ic(), p.i};
     const row_source dst{dst_direct, user_view(args.dst, p.dst), args.dst, &p.dst, p.dt, p.oc(),
