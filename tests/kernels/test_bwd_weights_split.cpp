@@ -324,7 +324,7 @@ TEST(BwdWeightsGroupCopies, BitIdenticalInPlaceAndTheReference) {
         runs);
 }
 
-// Only f32 rows in place are copied by groups (converted rows would be copied twice), only
+// Only f32 rows in place are copied by groups, or converted ones where they go as runs, only
 // where a group's channels on one side are not whole lines, only with the rows split.
 TEST(BwdWeightsGroupCopies, PlannedForGroupsOfPartialLinesInPlace) {
     // ResNeXt-50's grouped 3x3 weight gradient: 32 groups of 8 channels.
@@ -344,8 +344,13 @@ TEST(BwdWeightsGroupCopies, PlannedForGroupsOfPartialLinesInPlace) {
     split_case one = rx;
     one.g = 1, one.icg = one.ocg = 256;
     EXPECT_FALSE(detail::make_direct_plan(prepare(one, true).r.prob, 8, 16).bwd_w_group_copies);
+    // Converted rows (bf16) only where they go as runs (the copies convert them a row at a
+    // time): one vector of output channels a group, not 5.
     split_case bf = rx;
     bf.dt = data_type::bf16;
+    const detail::direct_plan bf_plan = detail::make_direct_plan(prepare(bf, true).r.prob, 8, 16);
+    EXPECT_TRUE(bf_plan.bwd_w_group_copies && detail::direct_bwd_w_group_runs(bf_plan));
+    bf.ocg = 5;
     EXPECT_FALSE(detail::make_direct_plan(prepare(bf, true).r.prob, 8, 16).bwd_w_group_copies);
     // The vdpbf16ps kernel's plans (pairs) have their own schedule.
     EXPECT_FALSE(detail::make_direct_plan(prepare(rx, true).r.prob, 16, 32,

@@ -212,13 +212,19 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.gather_panel = b.l1_panel;
     d.bwd_w_b_panel = p.dir == conv_direction::bwd_weights ? b.l1_panel : 0;
     // ResNeXt-50's grouped 3x3 (8 channels a group), Zen 3, 2 threads, fastest of 8 and of 6
-    // alternated rounds: 7.80 -> 6.28 and 8.12 -> 6.03 ms (1.24x, 1.35x). Not where the rows are
-    // converted (NCX, bf16/f16): the converted copies would be copied again (f16's 0.79x). Only the
-    // schedule of bwd_weights.hpp copies them, not the vdpbf16ps kernel's (pairs) nor the grouped
-    // kernel's (make_direct_kernel).
-    d.bwd_w_group_copies = p.dir == conv_direction::bwd_weights && !pairs && p.g > 1 &&
-                           !d.weights_split && d.pixels_per_chunk == 0 && d.src_direct &&
-                           d.dst_direct && (p.icg % 16 != 0 || p.ocg % 16 != 0);
+    // alternated rounds: 7.80 -> 6.28 and 8.12 -> 6.03 ms (1.24x, 1.35x). Where the rows are
+    // converted (bf16/f16), only for the runs of rows, whose copies convert a row at a time
+    // (copying the chunks' converted rows again cost f16 0.79x): ResNeXt's, 2 threads, 4
+    // alternated runs, f16 8.63-8.88 -> 6.69-6.83 ms, bf16 8.58-9.11 -> 6.60-7.38. Not NCX: its
+    // rows transposed one at a time, f32 went 10.6-11.7 -> 11.2-11.5. Only the schedule of
+    // bwd_weights.hpp copies them, not the vdpbf16ps kernel's (pairs) nor the grouped kernel's
+    // (make_direct_kernel).
+    const bool channels_last = p.src.c == 1 && p.dst.c == 1;
+    d.bwd_w_group_copies =
+        p.dir == conv_direction::bwd_weights && !pairs && p.g > 1 && !d.weights_split &&
+        d.pixels_per_chunk == 0 &&
+        ((d.src_direct && d.dst_direct) || (channels_last && direct_bwd_w_runs_shape(d))) &&
+        (p.icg % 16 != 0 || p.ocg % 16 != 0);
     // Reduced as runs of rows from those copies: chunks of a whole image's rows, where both
     // copies of one fit 4 L2s. A chunk inside an image also copies the src rows its first and
     // last rows' taps share with the chunks next to it; the copies of bigger chunks, beyond L2,

@@ -220,13 +220,17 @@ inline dim_t direct_bwd_w_taps_along_w(const direct_plan &pl) {
 /// bwd_weights, groups copied dense: whether a chunk's rows are reduced as runs of whole rows
 /// (kernels/schedule/bwd_weights_runs.hpp): each group's output channels one whole vector, the
 /// stride and dilation along w 1, its pads not negative, and tiles of more than 8 rows (which
-/// read the runs' rows as spaced rows).
-inline bool direct_bwd_w_group_runs(const direct_plan &pl) {
+/// read the runs' rows as spaced rows); the shape, and the plan.
+inline bool direct_bwd_w_runs_shape(const direct_plan &pl) {
     const conv_problem &p = pl.p;
+    return p.s[2] == 1 && p.dl[2] == 1 && p.pb[2] >= 0 && p.pe[2] >= 0 && p.ocg == pl.vlen &&
+           pl.max_m[1] > 8;
+}
+inline bool direct_bwd_w_group_runs(const direct_plan &pl) {
     // (The copies come with the rows split and whole rows; checked again here, as a plan
     // changed after it was made may not keep that.)
-    return pl.bwd_w_group_copies && !pl.weights_split && pl.pixels_per_chunk == 0 && p.s[2] == 1 &&
-           p.dl[2] == 1 && p.pb[2] >= 0 && p.pe[2] >= 0 && p.ocg == pl.vlen && pl.max_m[1] > 8;
+    return pl.bwd_w_group_copies && !pl.weights_split && pl.pixels_per_chunk == 0 &&
+           direct_bwd_w_runs_shape(pl);
 }
 /// Whether the taps along d and h share them too, rows (kd, kh, kw, channel), over the rows
 /// where all of them read a src row: when the taps along w leave the tile short (a 3-D first

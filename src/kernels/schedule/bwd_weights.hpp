@@ -157,9 +157,11 @@ struct group_copy_layout {
     dim_t pitch, lead = 0, slack = 0;
     dim_t check[4] = {0, 0, 0, 0};
 };
-// Returns whether every checked value is finite.
+// Rows not in place (NCX, bf16/f16) are converted one at a time into `row` (a row of
+// channels-last f32, from.C channels a pixel), read from L1 by the copy: converted by chunks,
+// they were copied from L2 again. Returns whether every checked value is finite.
 static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G, dim_t cg,
-                            const group_copy_layout &lay, float *to) {
+                            const group_copy_layout &lay, float *to, float *row_scratch) {
     const dim_t *sp = from.sp, ps = from.pixel_stride(), pitch = lay.pitch;
     const dim_t slice = (hi - lo + lay.slack) * pitch * cg;
     const dim_t ahead = imax(1, 4096 / (G * cg * dim_t(sizeof(float))));  // pixels, about 4 KB
@@ -169,7 +171,11 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
     };
     for (dim_t r = lo; r < hi; ++r) {
         const dim_t h = r % sp[1], d = r / sp[1] % sp[0], n = r / (sp[1] * sp[0]);
-        const float *f = from.row(n, d, h);
+        const float *f = row_scratch;
+        if (from.direct)
+            f = from.row(n, d, h);
+        else
+            pack_rows_channels_last(from.dt, from.user, *from.l, from.C, sp, r, r + 1, row_scratch);
         float *row = to + (r - lo) * pitch * cg;
         if (pitch != sp[2])
             for (dim_t g = 0; g < G; ++g) {
@@ -422,6 +428,9 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                 : 0);
     const scratch gdst(by_group ? imin(chunk, r1 - r0) * dst_layout.pitch * p.oc() : 0);
     std::vector<dim_t> runs(by_runs ? size_t(2 * nptr) : 0);
+    // Rows not in place are converted by the group copies a row at a time, here.
+    const scratch row_scratch(
+        by_group && (!src.direct || !dst.direct) ? imax(p.i[2] * p.ic(), p.o[2] * p.oc()) : 0);
     scratch ptrs(2 * (2 * nptr + nptr * max_rows + 2 * max_rows));
     const float **D = reinterpret_cast<const float **>(ptrs.p);
     const float **B = D + nptr;
@@ -473,7 +482,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     l2_ahead ahead;
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
-        if (pl.pixels_per_chunk == 0) row_buffers::convert(p, src, dst, c, ce);
+        if (pl.pixels_per_chunk == 0 && !by_group) row_buffers::convert(p, src, dst, c, ce);
         for (dim_t row = c; row < ce && share_hd; ++row) {
             bool all = true;
             for (dim_t hd = 0; hd < nhd && all; ++hd)
@@ -504,15 +513,18 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
             if (by_group) {
                 src_rows_of(p, c, ce, sa, sb);
                 const bool finite_src =
-                    copy_group_rows(src, sa, sb, p.g, p.icg, src_layout, gsrc.p);
-                const bool finite_dst = copy_group_rows(dst, c, ce, p.g, p.ocg, dst_layout, gdst.p);
+                    copy_group_rows(src, sa, sb, p.g, p.icg, src_layout, gsrc.p, row_scratch.p);
+                const bool finite_dst =
+                    copy_group_rows(dst, c, ce, p.g, p.ocg, dst_layout, gdst.p, row_scratch.p);
                 if (by_runs && finite_src && finite_dst) {
                     reduce_group_runs(pl, gsrc.p, gdst.p, c, ce, sa, sb, sums, started.data(),
                                       runs.data(), C);
                     continue;
                 }
-                // (A value the runs' zeros would meet is not finite: tap by tap, in place.)
+                // (A value the runs' zeros would meet is not finite: tap by tap, in place, or
+                // from the chunk's converted rows.)
                 copied = !by_runs;
+                if (by_runs) row_buffers::convert(p, src, dst, c, ce);
             }
             const dim_t src_ps = copied ? p.icg : src.pixel_stride();
             a.aks = p.o[2] > 1 ? p.s[2] * src_ps : src_ps;
