@@ -144,11 +144,15 @@ struct row_buffers {
 // A chunk's rows with each group's channels dense (direct_plan::bwd_w_group_copies): rows
 // [lo, hi) of `from` (G groups of cg channels a pixel) into `to` as [group][row][pixel][cg],
 // each group's slice read back through a row_source of cg channels (group_rows). The user's
-// rows are read once, in order, with the lines about 4 KB ahead prefetched: without, the copy
-// waited on them (ResNeXt's weight gradient, Zen 3, 2 threads, fastest of 6 alternated rounds:
-// 8.28 ms, against 5.72-5.75 with prefetches 2 or 4 pixels of 1 KB ahead). Copying a few
-// groups at a time, within L2, read each line in parts and was slower (6 groups: 8.63 ms in
-// that run). Every (pass, tap) of a group then reads its slice from L1.
+// rows are read once, in order, a row at a time group by group: the row's lines stay in L1/L2
+// over its groups, each group's copy is written in one run, and the next row's lines are
+// prefetched a share before each group. (ResNeXt's weight gradient, Zen 3, 5 alternated runs:
+// 6.48-6.99 -> 5.87-6.04 ms on 2 threads, 9.34-9.52 -> 8.64-9.19 on one, against pixel by
+// pixel, all the groups of a pixel at once with the lines 4 KB ahead prefetched, which
+// wrote 32 groups' copies at once. Without any prefetch that order had waited on the lines:
+// 8.28 ms against 5.72-5.75, session 73. Copying a few groups of whole chunks at a time read
+// each line in parts and was slower: 6 groups, 8.63 ms in that run.) Every (pass, tap) of a
+// group then reads its slice from L1.
 // Where copy_group_rows puts a row's pixels: pixel w at pixel `lead + w` of a copied row of
 // `pitch` pixels, the others zeros, and `slack` zero rows after each group's rows; and the
 // pixels [check[0], check[1]) and [check[2], check[3]) whose values it checks are finite.
@@ -164,7 +168,6 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
                             const group_copy_layout &lay, float *to, float *row_scratch) {
     const dim_t *sp = from.sp, ps = from.pixel_stride(), pitch = lay.pitch;
     const dim_t slice = (hi - lo + lay.slack) * pitch * cg;
-    const dim_t ahead = imax(1, 4096 / (G * cg * dim_t(sizeof(float))));  // pixels, about 4 KB
     bool finite = true;
     auto zeros = [&](float *t, dim_t n) {
         for (dim_t x = 0; x < n; ++x) t[x] = 0.f;
@@ -182,16 +185,26 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
                 zeros(row + g * slice, lay.lead * cg);
                 zeros(row + g * slice + (lay.lead + sp[2]) * cg, (pitch - lay.lead - sp[2]) * cg);
             }
-        for (dim_t w = 0; w < sp[2]; ++w, f += ps) {
-            if (w + ahead < sp[2])
-                for (dim_t x = 0; x < G * cg; x += 64 / dim_t(sizeof(float)))
-                    __builtin_prefetch(f + ahead * ps + x);
+        for (dim_t w = 0; w < sp[2]; ++w) {
             const bool check =
                 (w >= lay.check[0] && w < lay.check[1]) || (w >= lay.check[2] && w < lay.check[3]);
-            if (check) finite = finite && floats_finite(f, G * cg);
-            for (dim_t g = 0; g < G; ++g) {
-                const float *s = f + g * cg;
-                float *t = row + g * slice + (lay.lead + w) * cg;
+            if (check) finite = finite && floats_finite(f + w * ps, G * cg);
+        }
+        // The next row's lines (in the user's memory), a share before each group.
+        const float *next = nullptr;
+        if (from.direct && r + 1 < hi) {
+            const dim_t r1 = r + 1;
+            next = from.row(r1 / (sp[1] * sp[0]), r1 / sp[1] % sp[0], r1 % sp[1]);
+        }
+        const dim_t per_line = 64 / dim_t(sizeof(float)), lines = div_up(sp[2] * ps, per_line),
+                    lines_per_group = div_up(lines, G);
+        for (dim_t g = 0; g < G; ++g) {
+            if (next)
+                for (dim_t l = g * lines_per_group; l < imin(lines, (g + 1) * lines_per_group); ++l)
+                    __builtin_prefetch(next + l * per_line);
+            const float *s = f + g * cg;
+            float *t = row + g * slice + lay.lead * cg;
+            for (dim_t w = 0; w < sp[2]; ++w, s += ps, t += cg) {
                 dim_t c = 0;
                 for (; c + W <= cg; c += W) vt::store(t + c, vt::load(s + c));
                 for (; c < cg; ++c) t[c] = s[c];  // (masked stores are slow on AMD)
