@@ -39,8 +39,8 @@ struct case_ranges {
     // and a src width of whole strides: the data gradient's stride phases along w merge into
     // its channels where they are few (direct_merges_w_phases).
     bool w_phases_merge = false;
-    // Only weight gradients (of either family), NXC, with stride and dilation 1 along w: the
-    // problems whose grouped rows the direct kernel reduces as runs (direct_bwd_w_group_runs).
+    // Only weight gradients (of either family) with stride and dilation 1 along w: the problems
+    // whose grouped rows the direct kernel reduces as runs (direct_bwd_w_group_runs).
     bool weight_gradient_runs = false;
 };
 // Tails and edges: tiny and odd channel counts, spatial size 1.
@@ -129,8 +129,8 @@ constexpr case_ranges one_vector_group_ranges{
 // Weight gradients of groups of one vector of output channels (4, 8, 16) over 1-12 input
 // channels, stride 1 along w, kernels up to 7 wide and pads up to 5 (the row's reads of the
 // padding and of the zeros past its end), over enough rows that a thread's chunks hold several
-// runs and cross images, in f32, bf16 and f16: the direct kernel reduces their rows as runs
-// (bwd_weights_runs.hpp).
+// runs and cross images, in f32, bf16 and f16, NXC and NCX: the direct kernel reduces their rows
+// as runs (bwd_weights_runs.hpp).
 constexpr case_ranges weight_gradient_run_ranges{{1, 2, 2, 3},
                                                  {2, 3, 5},
                                                  {1, 2, 3, 5, 8, 12},
@@ -187,7 +187,7 @@ random_case make_case(std::mt19937_64 &rng, const case_ranges &cr = edge_ranges)
         // The big side of a ConvTranspose must be reachable as s*(Y-1)+Ke-pb-pe+op, op < s.
         op_pad.push_back(I - (s[j] * (small[j] - 1) + ke - pb[j] - pe[j]));
     }
-    const bool ncx = rng() % 2 && !cr.weight_gradient_runs;
+    const bool ncx = rng() % 2;
     const bool legacy_wf = ct && rng() % 4 == 0;
     const bool first_wf = rng() % 2;
     const std::string wf =

@@ -26,7 +26,7 @@ namespace {
 using namespace testcase;
 
 // The problems: a 2-D 3x3 with pads 1, and a 1-D kernel of 5 with pads 2 and 1 (the ends
-// differ); f32 NXC, f32 NCX (converted by the copies) and f16.
+// differ); f32 NXC, f32 NCX (transposed into the copies) and f16.
 std::vector<conv_case> run_cases(dim_t ocg, data_type dt, bool ncx) {
     conv_case a;
     a.dir = conv_direction::bwd_weights, a.dt = a.math = dt, a.ncx = ncx, a.xio = true;

@@ -213,17 +213,21 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     d.bwd_w_b_panel = p.dir == conv_direction::bwd_weights ? b.l1_panel : 0;
     // ResNeXt-50's grouped 3x3 (8 channels a group), Zen 3, 2 threads, fastest of 8 and of 6
     // alternated rounds: 7.80 -> 6.28 and 8.12 -> 6.03 ms (1.24x, 1.35x). Where the rows are
-    // converted (bf16/f16), only for the runs of rows, whose copies convert a row at a time
+    // converted (bf16/f16, NCX), only for the runs of rows, whose copies convert a row at a time
     // (copying the chunks' converted rows again cost f16 0.79x): ResNeXt's, 2 threads, 4
-    // alternated runs, f16 8.63-8.88 -> 6.69-6.83 ms, bf16 8.58-9.11 -> 6.60-7.38. Not NCX: its
-    // rows transposed one at a time, f32 went 10.6-11.7 -> 11.2-11.5. Only the schedule of
+    // alternated runs, f16 8.63-8.88 -> 6.69-6.83 ms, bf16 8.58-9.11 -> 6.60-7.38. NCX rows are
+    // transposed into each group's copy (through a channels-last row first, f32 went 10.6-11.7
+    // -> 11.2-11.5); 4 alternated runs, f32 10.7-10.9 -> 9.6-10.1, f16 10.5-10.8 -> 8.9-9.0
+    // (one run each 7.3-7.8: the host). Only the schedule of
     // bwd_weights.hpp copies them, not the vdpbf16ps kernel's (pairs) nor the grouped kernel's
     // (make_direct_kernel).
-    const bool channels_last = p.src.c == 1 && p.dst.c == 1;
+    // (NCX: pixels contiguous along w, transposed into the copies a group at a time.)
+    const bool rows_copyable = (p.src.c == 1 || p.src.sp[2] == 1 || p.i[2] == 1) &&
+                               (p.dst.c == 1 || p.dst.sp[2] == 1 || p.o[2] == 1);
     d.bwd_w_group_copies =
         p.dir == conv_direction::bwd_weights && !pairs && p.g > 1 && !d.weights_split &&
         d.pixels_per_chunk == 0 &&
-        ((d.src_direct && d.dst_direct) || (channels_last && direct_bwd_w_runs_shape(d))) &&
+        ((d.src_direct && d.dst_direct) || (rows_copyable && direct_bwd_w_runs_shape(d))) &&
         (p.icg % 16 != 0 || p.ocg % 16 != 0);
     // Reduced as runs of rows from those copies: chunks of a whole image's rows, where both
     // copies of one fit 4 L2s. A chunk inside an image also copies the src rows its first and

@@ -161,9 +161,10 @@ struct group_copy_layout {
     dim_t pitch, lead = 0, slack = 0;
     dim_t check[4] = {0, 0, 0, 0};
 };
-// Rows not in place (NCX, bf16/f16) are converted one at a time into `row` (a row of
-// channels-last f32, from.C channels a pixel), read from L1 by the copy: converted by chunks,
-// they were copied from L2 again. Returns whether every checked value is finite.
+// Rows not in place are converted a row at a time: NCX rows transposed into each group's copy,
+// channels-last bf16/f16 rows into `row_scratch` (a row of channels-last f32, from.C channels
+// a pixel), read from L1 by the copy. (Converted by chunks, they were copied from L2 again.)
+// Returns whether every checked value is finite.
 static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G, dim_t cg,
                             const group_copy_layout &lay, float *to, float *row_scratch) {
     const dim_t *sp = from.sp, ps = from.pixel_stride(), pitch = lay.pitch;
@@ -172,24 +173,41 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
     auto zeros = [&](float *t, dim_t n) {
         for (dim_t x = 0; x < n; ++x) t[x] = 0.f;
     };
+    // NCX with its pixels contiguous along w: each group's channels of a row transposed
+    // straight into its copy (transpose_run_block), no channels-last row between.
+    const bool ncx = !from.direct && ncx_runs_of(*from.l, sp).ok;
     for (dim_t r = lo; r < hi; ++r) {
         const dim_t h = r % sp[1], d = r / sp[1] % sp[0], n = r / (sp[1] * sp[0]);
-        const float *f = row_scratch;
-        if (from.direct)
-            f = from.row(n, d, h);
-        else
-            pack_rows_channels_last(from.dt, from.user, *from.l, from.C, sp, r, r + 1, row_scratch);
         float *row = to + (r - lo) * pitch * cg;
         if (pitch != sp[2])
             for (dim_t g = 0; g < G; ++g) {
                 zeros(row + g * slice, lay.lead * cg);
                 zeros(row + g * slice + (lay.lead + sp[2]) * cg, (pitch - lay.lead - sp[2]) * cg);
             }
-        for (dim_t w = 0; w < sp[2]; ++w) {
-            const bool check =
-                (w >= lay.check[0] && w < lay.check[1]) || (w >= lay.check[2] && w < lay.check[3]);
-            if (check) finite = finite && floats_finite(f + w * ps, G * cg);
+        // (Checked in the copies, after them.)
+        auto check_copies = [&] {
+            for (dim_t w = 0; w < sp[2]; ++w)
+                if ((w >= lay.check[0] && w < lay.check[1]) ||
+                    (w >= lay.check[2] && w < lay.check[3]))
+                    for (dim_t g = 0; g < G; ++g)
+                        finite = finite && floats_finite(row + g * slice + (lay.lead + w) * cg, cg);
+        };
+        if (ncx) {
+            const data_layout &l = *from.l;
+            const dim_t base = n * l.n + d * l.sp[0] + h * l.sp[1];
+            for (dim_t g = 0; g < G; ++g)
+                for (dim_t c0 = 0; c0 < cg; c0 += W)
+                    transpose_run_block(from.dt, true, const_cast<void *>(from.user),
+                                        base + g * cg * l.c, l.c, row + g * slice + lay.lead * cg,
+                                        cg, c0, sp[2]);
+            check_copies();
+            continue;
         }
+        const float *f = row_scratch;
+        if (from.direct)
+            f = from.row(n, d, h);
+        else
+            pack_rows_channels_last(from.dt, from.user, *from.l, from.C, sp, r, r + 1, row_scratch);
         // The next row's lines (in the user's memory), a share before each group.
         const float *next = nullptr;
         if (from.direct && r + 1 < hi) {
@@ -210,6 +228,7 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
                 for (; c < cg; ++c) t[c] = s[c];  // (masked stores are slow on AMD)
             }
         }
+        check_copies();
     }
     for (dim_t g = 0; g < G; ++g)
         zeros(to + g * slice + (hi - lo) * pitch * cg, lay.slack * pitch * cg);
