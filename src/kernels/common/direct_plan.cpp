@@ -237,7 +237,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // rows 4.68-4.69, 56 rows 4.67-4.68, 5 rows 5.33-5.37.)
     if (direct_bwd_w_group_runs(d)) {
         const dim_t per_image = p.o[0] * p.o[1];
-        const double pitch = double(p.pb[2] + p.i[2] + p.pe[2]);
+        const double pitch = double(direct_bwd_w_runs_pitch(p));
         const double image_bytes =
             4.0 * pitch *
             (double(p.i[0]) * double(p.i[1]) * double(p.ic()) + double(per_image) * double(p.oc()));

@@ -226,6 +226,11 @@ inline bool direct_bwd_w_runs_shape(const direct_plan &pl) {
     return p.s[2] == 1 && p.dl[2] == 1 && p.pb[2] >= 0 && p.pe[2] >= 0 && p.ocg == pl.vlen &&
            pl.max_m[1] > 8;
 }
+/// The runs' copies' row: the pads along w and the src pixels (pb + iw + pe; for stride and
+/// dilation 1, ow + kw - 1 too).
+inline dim_t direct_bwd_w_runs_pitch(const conv_problem &p) {
+    return p.pb[2] + p.i[2] + p.pe[2];
+}
 inline bool direct_bwd_w_group_runs(const direct_plan &pl) {
     // (The copies come with the rows split and whole rows; checked again here, as a plan
     // changed after it was made may not keep that.)

@@ -272,6 +272,18 @@ struct weight_rows {
     }
 };
 
+// A (group, tap, block at output channel c0 of n channels) of the sums that no chunk has started
+// (`started` clear) is zeroed, for a call that accumulates it with taps already begun; then
+// marked started.
+static void start_at_zero(const conv_problem &p, const weight_rows &sums, dim_t g, dim_t t,
+                          dim_t c0, dim_t n, unsigned char &started) {
+    for (dim_t icl = 0; icl < p.icg && !started; ++icl) {
+        float *r = sums.at(p, g, t, icl, c0);
+        for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
+    }
+    started = 1;
+}
+
 // Lines fetched into L2 a slice at a time, a slice before each microkernel call, so that the
 // fetches overlap the products: issued all at once (2048 prefetches for a 128 KB chunk of
 // wav2vec2's first layer's diff_dst), they filled the miss buffers and the loop issuing them
@@ -459,7 +471,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                       src_layout.pitch * p.ic()
                                 : 0);
     const scratch gdst(by_group ? imin(chunk, r1 - r0) * dst_layout.pitch * p.oc() : 0);
-    std::vector<dim_t> runs(by_runs ? size_t(2 * nptr) : 0);
+    std::vector<dim_t> runs(by_runs ? size_t(3 * nptr) : 0);
     // Rows not in place are converted by the group copies a row at a time, here.
     const scratch row_scratch(
         by_group && (!src.direct || !dst.direct) ? imax(p.i[2] * p.ic(), p.o[2] * p.oc()) : 0);
@@ -660,15 +672,11 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                 if (nstarted > 0 && nstarted < ntaps_call) {
                                     const dim_t n = dim_t(nb.nv - 1) * W + nb.tail;
                                     for (dim_t h = 0; h < pass.count; ++h)
-                                        for (dim_t j = j0; j < j1; ++j) {
-                                            unsigned char &st = started[size_t(
-                                                (g * ksp + tap_of(h, j)) * nblocks + b)];
-                                            for (dim_t icl = 0; icl < p.icg && !st; ++icl) {
-                                                float *r = sums.at(p, g, tap_of(h, j), icl, nb.c0);
-                                                for (dim_t x = 0; x < n; ++x) r[x] = 0.f;
-                                            }
-                                            st = 1;
-                                        }
+                                        for (dim_t j = j0; j < j1; ++j)
+                                            start_at_zero(
+                                                p, sums, g, tap_of(h, j), nb.c0, n,
+                                                started[size_t((g * ksp + tap_of(h, j)) * nblocks +
+                                                               b)]);
                                     nstarted = int(ntaps_call);
                                 }
                                 a.init = nstarted ? ukernel_init::accumulate : ukernel_init::zero;

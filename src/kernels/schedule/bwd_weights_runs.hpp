@@ -25,7 +25,7 @@
 struct group_runs_layout {
     group_copy_layout src, dst;
     explicit group_runs_layout(const conv_problem &p) {
-        const dim_t pitch = p.pb[2] + p.i[2] + p.pe[2], kw = p.k[2], pb = p.pb[2];
+        const dim_t pitch = direct_bwd_w_runs_pitch(p), kw = p.k[2], pb = p.pb[2];
         // src: those the zeros past ow read, at the end of a row and the start of the next.
         src = {pitch, pb, 1, {p.o[2] - pb, p.i[2], 0, kw - 1 - pb}};
         // diff_dst: the pixels whose windows read padding.
@@ -35,12 +35,12 @@ struct group_runs_layout {
 
 // Rows [c, ce) of diff_dst, which read src rows [sa, sb), from the copies `gsrc` and `gdst`
 // (group_runs_layout) into thread's sums; started: per (g, tap) whether its sums have begun.
-// runs: room for 2 x (ce - c) entries.
+// runs: room for 3 x (ce - c) entries.
 static void reduce_group_runs(const direct_plan &pl, const float *gsrc, const float *gdst, dim_t c,
                               dim_t ce, dim_t sa, dim_t sb, const weight_rows &sums,
                               unsigned char *started, dim_t *runs, float **C) {
     const conv_problem &p = pl.p;
-    const dim_t kw = p.k[2], ksp = p.ksp(), pitch = p.pb[2] + p.i[2] + p.pe[2];
+    const dim_t kw = p.k[2], ksp = p.ksp(), pitch = direct_bwd_w_runs_pitch(p);
     const dim_t src_slice = (sb - sa + 1) * pitch * p.icg, dst_slice = (ce - c) * pitch * p.ocg;
     const dim_t nrows = kw * p.icg;
     const int mmax = pl.max_m[1];
@@ -51,7 +51,7 @@ static void reduce_group_runs(const direct_plan &pl, const float *gsrc, const fl
     a.C = C, a.tail = W, a.nbatch = 1;
     for (dim_t g = 0; g < p.g; ++g)
         for (dim_t hd = 0; hd < p.k[0] * p.k[1]; ++hd) {
-            // The runs: (first row, its src row) and the rows they take.
+            // The runs: (first row, its src row, the rows they take).
             dim_t nrun = 0, prev = -2;
             for (dim_t row = c; row < ce; ++row) {
                 const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
@@ -61,9 +61,9 @@ static void reduce_group_runs(const direct_plan &pl, const float *gsrc, const fl
                 }
                 const dim_t s = tr.src_row(p);
                 if (s == prev + 1)
-                    ++runs[2 * (nrun - 1) + 1];
+                    ++runs[3 * (nrun - 1) + 2];
                 else
-                    runs[2 * nrun] = row, runs[2 * nrun + 1] = 1, ++nrun;
+                    runs[3 * nrun] = row, runs[3 * nrun + 1] = s, runs[3 * nrun + 2] = 1, ++nrun;
                 prev = s;
             }
             if (nrun == 0) continue;
@@ -74,14 +74,10 @@ static void reduce_group_runs(const direct_plan &pl, const float *gsrc, const fl
             for (dim_t j = 0; j < kw; ++j) nstarted += st[j];
             if (nstarted > 0 && nstarted < kw)
                 for (dim_t j = 0; j < kw; ++j)
-                    for (dim_t icl = 0; icl < p.icg && !st[j]; ++icl) {
-                        float *r = sums.at(p, g, hd * kw + j, icl, 0);
-                        for (dim_t x = 0; x < p.ocg; ++x) r[x] = 0.f;
-                    }
+                    start_at_zero(p, sums, g, hd * kw + j, 0, p.ocg, st[j]);
             for (dim_t i = 0; i < nrun; ++i) {
-                const dim_t row = runs[2 * i], n = runs[2 * i + 1];
-                const tap_row tr = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
-                A0 = gsrc + g * src_slice + (tr.src_row(p) - sa) * pitch * p.icg;
+                const dim_t row = runs[3 * i], srow = runs[3 * i + 1], n = runs[3 * i + 2];
+                A0 = gsrc + g * src_slice + (srow - sa) * pitch * p.icg;
                 B0 = gdst + g * dst_slice + (row - c) * pitch * p.ocg;
                 a.K = n * pitch;
                 a.init = i == 0 && nstarted == 0 ? ukernel_init::zero : ukernel_init::accumulate;
