@@ -396,5 +396,87 @@ TEST(Ukernel, StreamedAndRoundedStoresAgreeWithThePlainStoreOnEveryTableEntry) {
     EXPECT_GE(ran, 1);  // sse2 is always there
 }
 
+// Several blocks of C's columns in one call (brgemm_args::nblk) give the bits of one call per
+// block, and touch nothing else: every table entry (unrolled and row by row), every start, the
+// f32 C and a bf16 C16, blocks equally spaced in B and in C, whole or lane-masked.
+template <typename E, int P>
+void blocks_match_their_calls(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    std::mt19937_64 rng(P * 31 + s.vlen);
+    const int W = s.vlen, nblk = 3;
+    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+        for (int m = 1; m <= ukernel_max_rows; ++m)
+            for (int tail : {1, W})
+                for (int init = 0; init < 3; ++init)
+                    for (data_type narrow : {data_type::f32, data_type::bf16}) {
+                        const dim_t K = dim_t(1 + rng() % 5) * P, N = dim_t(nv) * W;
+                        const dim_t ldb = N * P, b_blk = K / P * ldb + 7 * P;
+                        const dim_t c_blk = N + dim_t(rng() % 2) * 3, len = nblk * c_blk + W;
+                        const int nbatch = 1 + int(rng() % 2);
+                        std::vector<std::vector<E>> A(size_t(nbatch * m),
+                                                      std::vector<E>(size_t(K)));
+                        for (auto &r : A)
+                            for (auto &x : r) x = draw<E>(rng, false);
+                        std::vector<std::vector<E>> B(size_t(nbatch),
+                                                      std::vector<E>(size_t(nblk * b_blk + W * P)));
+                        for (auto &r : B)
+                            for (auto &x : r) x = draw<E>(rng, false);
+                        std::vector<float> bias(static_cast<size_t>(len));
+                        for (auto &x : bias) x = to_f(draw<E>(rng, false));
+                        std::vector<std::vector<float>> C0(
+                            static_cast<size_t>(m), std::vector<float>(static_cast<size_t>(len)));
+                        for (auto &r : C0)
+                            for (auto &x : r) x = to_f(draw<E>(rng, false));
+                        std::vector<const E *> Ap, Bp;
+                        for (auto &r : A) Ap.push_back(r.data());
+                        for (auto &r : B) Bp.push_back(r.data());
+                        // One call of nblk blocks, and nblk calls (C and C16 start the same).
+                        auto C1 = C0, C2 = C0;
+                        std::vector<std::vector<uint16_t>> H1(
+                            static_cast<size_t>(m),
+                            std::vector<uint16_t>(static_cast<size_t>(len), 0x5555)),
+                            H2 = H1;
+                        std::vector<float *> R1, R2;
+                        std::vector<uint16_t *> S1, S2;
+                        for (int r = 0; r < m; ++r) {
+                            R1.push_back(C1[size_t(r)].data()), R2.push_back(C2[size_t(r)].data());
+                            S1.push_back(H1[size_t(r)].data()), S2.push_back(H2[size_t(r)].data());
+                        }
+                        brgemm_args<E> a{};
+                        a.K = K, a.nbatch = nbatch, a.A = Ap.data(), a.a_off = 0, a.aks = P;
+                        a.B = Bp.data(), a.b_off = 0, a.ldb = ldb, a.tail = tail;
+                        a.init = ukernel_init(init), a.bias = bias.data(), a.narrow = narrow;
+                        a.C = R1.data(), a.C16 = S1.data();
+                        a.nblk = nblk, a.b_blk = b_blk, a.c_blk = c_blk;
+                        fn(m, nv, a);
+                        for (int i = 0; i < nblk; ++i) {
+                            std::vector<float *> Ri;
+                            std::vector<uint16_t *> Si;
+                            for (int r = 0; r < m; ++r)
+                                Ri.push_back(R2[size_t(r)] + i * c_blk),
+                                    Si.push_back(S2[size_t(r)] + i * c_blk);
+                            brgemm_args<E> one = a;
+                            one.nblk = 1, one.b_off = i * b_blk, one.bias = bias.data() + i * c_blk;
+                            one.C = Ri.data(), one.C16 = Si.data();
+                            fn(m, nv, one);
+                        }
+                        const std::string what =
+                            std::string(s.name) + " M=" + std::to_string(m) +
+                            " NV=" + std::to_string(nv) + " tail=" + std::to_string(tail) +
+                            " init=" + std::to_string(init) + " narrow=" + to_string(narrow);
+                        ASSERT_EQ(C1, C2) << what;
+                        ASSERT_EQ(H1, H2) << what;
+                        if (narrow == data_type::f32)
+                            ASSERT_NE(C1, C0) << what << ": nothing stored";
+                    }
+}
+
+TEST(Ukernel, BlocksOfOneCallGiveTheBitsOfTheirOwnCalls) {
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!isa_available(s->isa)) continue;
+        blocks_match_their_calls<float, 1>(*s, s->f32);
+        if (s->bf16) blocks_match_their_calls<uint16_t, 2>(*s, s->bf16);
+    }
+}
+
 }  // namespace
 }  // namespace convgrad::detail

@@ -75,6 +75,13 @@ struct brgemm_args {
     // the ISA rounds from its registers, else stored plainly. The caller fences
     // (vt::stream_fence) before its threads join.
     bool stream = false;
+    // Several blocks of C's columns in one call, for short products whose call would cost more
+    // than their arithmetic (a gather tile of K = 10 over 32 blocks of output channels): block
+    // i is the call above with B read at b_off + i * b_blk and C, C16 and bias at column
+    // i * c_blk of their rows. Each block's products and their order are those of its own
+    // call, so the bits are too. Every block has NV vectors and the same tail.
+    int nblk = 1;
+    dim_t b_blk = 0, c_blk = 0;
 };
 
 using brgemm_f32_args = brgemm_args<float>;
