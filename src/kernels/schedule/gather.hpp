@@ -311,20 +311,35 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
         a.init = j.bias ? ukernel_init::bias : ukernel_init::zero;
         // (The tables were built at the item's first pair; each pair moves the tile's C rows and
         // B panels by its offset from the previous one, and A by its group's channels.)
+        // A group's run of blocks of the same width whose packed weights are equally far
+        // apart goes in one call (brgemm_args::nblk): the same products, in the same order.
         const nblock nb0 = block_of(j.c_chan, blk, it.block0);
         dim_t c_at = it.g0 * j.c_chan + nb0.c0, b_at = gather_weights_at(j, it.g0, 0, nb0.c0);
         for (dim_t gi = it.g0; gi < it.g1; ++gi)
-            for (dim_t b = it.block0; b < it.block1; ++b) {
+            for (dim_t b = it.block0; b < it.block1;) {
                 const nblock nb = block_of(j.c_chan, blk, b);
                 const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gather_weights_at(j, gi, 0, nb.c0);
+                int n = 1;
+                dim_t b_blk = 0;
+                while (b + n < it.block1) {
+                    const nblock next = block_of(j.c_chan, blk, b + n);
+                    const dim_t step =
+                        gather_weights_at(j, gi, 0, next.c0) -
+                        gather_weights_at(j, gi, 0, block_of(j.c_chan, blk, b + n - 1).c0);
+                    if (next.nv != nb.nv || next.tail != nb.tail || (n > 1 && step != b_blk)) break;
+                    b_blk = step, ++n;
+                }
                 for (int r = 0; r < m; ++r) Ct[r] += c_to - c_at;
                 for (int t = 0; t < nbat; ++t) Bt[t] += b_to - b_at;
                 c_at = c_to, b_at = b_to;
                 a.a_off = (gi - it.g0) * j.a_chan;
                 a.tail = nb.tail;
                 a.bias = j.bias ? j.bias + gi * j.c_chan + nb.c0 : nullptr;
+                a.nblk = n, a.b_blk = b_blk, a.c_blk = dim_t(nb.nv) * W;
                 call_tile(ti, m, nb.nv);
+                b += n;
             }
+        a.nblk = 1;
     };
     const bool spaced = gather_spaced_rows(j);
     // Tile ti's tables as spaced rows (gather_tables::calls), its m rows along one line from
