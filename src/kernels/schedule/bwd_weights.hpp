@@ -46,6 +46,10 @@ struct row_source {
         const dim_t width = w_n < 0 ? sp[2] : w_n;
         return buf + (((n * sp[0] + d) * sp[1] + h - lo) * width - w_lo) * C;
     }
+    // Row r of the flattened (n, d, h).
+    const float *flat_row(dim_t r) const {
+        return row(r / (sp[1] * sp[0]), r / sp[1] % sp[0], r % sp[1]);
+    }
     void convert(dim_t a, dim_t b) {
         lo = a, w_lo = 0, w_n = -1;
         if (!direct && b > a) pack_rows_channels_last(dt, user, *l, C, sp, a, b, buf);
@@ -210,10 +214,7 @@ static bool copy_group_rows(const row_source &from, dim_t lo, dim_t hi, dim_t G,
             pack_rows_channels_last(from.dt, from.user, *from.l, from.C, sp, r, r + 1, row_scratch);
         // The next row's lines (in the user's memory), a share before each group.
         const float *next = nullptr;
-        if (from.direct && r + 1 < hi) {
-            const dim_t r1 = r + 1;
-            next = from.row(r1 / (sp[1] * sp[0]), r1 / sp[1] % sp[0], r1 % sp[1]);
-        }
+        if (from.direct && r + 1 < hi) next = from.flat_row(r + 1);
         const dim_t per_line = 64 / dim_t(sizeof(float)), lines = div_up(sp[2] * ps, per_line),
                     lines_per_group = div_up(lines, G);
         for (dim_t g = 0; g < G; ++g) {
@@ -524,8 +525,18 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
     // Output pixels [w0, w1) of the chunk's rows at a time (direct_plan::pixels_per_chunk).
     const dim_t wc = pl.pixels_per_chunk > 0 ? pl.pixels_per_chunk : imax(p.o[2], 1);
     l2_ahead ahead;
+    // In place, rows split: each chunk's calls fetch the next chunk's rows into L2 (below). Not
+    // rows whose pixels are spread out by the user's strides: their lines would be mostly other
+    // data.
+    const bool dst_ahead = dst.direct && dst.pixel_stride() <= 2 * p.oc(),
+               src_ahead = src.direct && src.pixel_stride() <= 2 * p.ic();
+    const bool rows_ahead = pl.pixels_per_chunk == 0 && !by_group && (dst_ahead || src_ahead);
     std::vector<dim_t> next_src;  // (the next chunk's src rows, fetched ahead)
     next_src.reserve(size_t(nptr * nhd));
+    // A row's pixels, from its first: the range fetched.
+    auto fetch_row = [&](const row_source &rs, const float *row, dim_t width, dim_t channels) {
+        ahead.add(row, row + (width - 1) * rs.pixel_stride() + channels);
+    };
     for (dim_t c = r0; c < r1; c += chunk) {
         const dim_t ce = imin(c + chunk, r1);
         if (pl.pixels_per_chunk == 0 && !by_group) row_buffers::convert(p, src, dst, c, ce);
@@ -554,25 +565,18 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 }
                 ahead.start(p.g * dim_t(passes.size()) * div_up(p.k[2], taps_per_tile) * nblocks);
             }
-            // In place, rows split: the next chunk's diff_dst rows and the src rows they read,
-            // fetched into L2 the same way. The schedule reads a block of output channels of
-            // every pixel at a time (pack_b_panel), a line 1 KB apart for 256 channels, which
-            // the hardware prefetchers do not follow across pages. (ResNet-50's res2 1x1 weight
-            // gradient, Zen 3, 2 threads, 5 alternated runs: 13.8 -> 12.6 ms, pack_b_panel
+            // In place, rows split (rows_ahead): the next chunk's diff_dst rows and the src rows
+            // they read, fetched into L2 the same way. The schedule reads a block of output
+            // channels of every pixel at a time (pack_b_panel), a line 1 KB apart for 256 channels,
+            // which the hardware prefetchers do not follow across pages. (ResNet-50's res2 1x1
+            // weight gradient, Zen 3, 2 threads, 5 alternated runs: 13.8 -> 12.6 ms, pack_b_panel
             // 19% -> 8% of the samples; its 3x3 layers 1.00-1.04x.)
-            // (Rows whose pixels are spread out, by the user's strides, are not fetched: their
-            // lines would be mostly other data.)
-            const bool dst_ahead = dst.direct && dst.pixel_stride() <= 2 * p.oc(),
-                       src_ahead = src.direct && src.pixel_stride() <= 2 * p.ic();
-            if (pl.pixels_per_chunk == 0 && !by_group && ce < r1 && (dst_ahead || src_ahead)) {
+            if (rows_ahead && ce < r1) {
                 const dim_t ne = imin(ce + chunk, r1);
                 next_src.clear();
                 for (dim_t row = ce; row < ne; ++row) {
                     const tap_row tr = tap_row_of(p, row, 0, 0);
-                    if (dst_ahead) {
-                        const float *d = dst.row(tr.n, tr.od, tr.oh);
-                        ahead.add(d, d + (p.o[2] - 1) * dst.pixel_stride() + p.oc());
-                    }
+                    if (dst_ahead) fetch_row(dst, dst.row(tr.n, tr.od, tr.oh), p.o[2], p.oc());
                     for (dim_t hd = 0; hd < nhd && src_ahead; ++hd) {
                         const tap_row ts = tap_row_of(p, row, hd / p.k[1], hd % p.k[1]);
                         if (ts.valid) next_src.push_back(ts.src_row(p));
@@ -580,11 +584,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                 }
                 std::sort(next_src.begin(), next_src.end());
                 next_src.erase(std::unique(next_src.begin(), next_src.end()), next_src.end());
-                for (const dim_t r : next_src) {
-                    const float *x =
-                        src.row(r / (p.i[1] * p.i[0]), r / p.i[1] % p.i[0], r % p.i[1]);
-                    ahead.add(x, x + (p.i[2] - 1) * src.pixel_stride() + p.ic());
-                }
+                for (const dim_t r : next_src) fetch_row(src, src.flat_row(r), p.i[2], p.ic());
                 ahead.start(p.g * dim_t(passes.size()) * div_up(p.k[2], taps_per_tile) * nblocks *
                             div_up(p.icg * taps_per_tile, dim_t(pl.max_m[blk])));
             }

@@ -320,14 +320,14 @@ static void gather_run(const gather_job<E, CE> &j, dim_t s, dim_t e, const gathe
                 const nblock nb = block_of(j.c_chan, blk, b);
                 const dim_t c_to = gi * j.c_chan + nb.c0, b_to = gather_weights_at(j, gi, 0, nb.c0);
                 int n = 1;
-                dim_t b_blk = 0;
+                dim_t b_blk = 0, b_last = b_to;  // (b_last: the run's last block's weights)
                 while (b + n < it.block1) {
                     const nblock next = block_of(j.c_chan, blk, b + n);
-                    const dim_t step =
-                        gather_weights_at(j, gi, 0, next.c0) -
-                        gather_weights_at(j, gi, 0, block_of(j.c_chan, blk, b + n - 1).c0);
-                    if (next.nv != nb.nv || next.tail != nb.tail || (n > 1 && step != b_blk)) break;
-                    b_blk = step, ++n;
+                    const dim_t b_next = gather_weights_at(j, gi, 0, next.c0);
+                    if (next.nv != nb.nv || next.tail != nb.tail ||
+                        (n > 1 && b_next - b_last != b_blk))
+                        break;
+                    b_blk = b_next - b_last, b_last = b_next, ++n;
                 }
                 for (int r = 0; r < m; ++r) Ct[r] += c_to - c_at;
                 for (int t = 0; t < nbat; ++t) Bt[t] += b_to - b_at;
