@@ -478,5 +478,66 @@ TEST(Ukernel, BlocksOfOneCallGiveTheBitsOfTheirOwnCalls) {
     }
 }
 
+// A call handed lines to fetch into L2 (brgemm_args::pf: its own copy of the general k loop,
+// two fetches per k step) gives the bits of the same call without them: every table entry,
+// every start, A's k contiguous (the loop that fetches at once) or spaced (the general loop),
+// fewer lines than k steps and more.
+template <typename E, int P>
+void fetching_changes_no_bits(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    std::mt19937_64 rng(P * 57 + s.vlen);
+    const int W = s.vlen;
+    for (int nv = 1; nv <= ukernel_max_nv; ++nv)
+        for (int m = 1; m <= ukernel_max_rows; ++m)
+            for (int init = 0; init < 3; ++init)
+                for (dim_t aks : {dim_t(P), dim_t(3 * P)}) {
+                    const dim_t K = dim_t(1 + rng() % 9) * P, N = dim_t(nv) * W, ldb = N * P;
+                    const int nbatch = 1 + int(rng() % 2), tail = rng() % 2 ? W : 1 + W / 2;
+                    std::vector<std::vector<E>> A(size_t(nbatch * m),
+                                                  std::vector<E>(size_t(K / P * aks)));
+                    for (auto &r : A)
+                        for (auto &x : r) x = draw<E>(rng, false);
+                    std::vector<std::vector<E>> B(size_t(nbatch), std::vector<E>(size_t(K * N)));
+                    for (auto &r : B)
+                        for (auto &x : r) x = draw<E>(rng, false);
+                    std::vector<float> bias(static_cast<size_t>(N));
+                    for (auto &x : bias) x = to_f(draw<E>(rng, false));
+                    std::vector<std::vector<float>> C1(static_cast<size_t>(m),
+                                                       std::vector<float>(static_cast<size_t>(N)));
+                    for (auto &r : C1)
+                        for (auto &x : r) x = to_f(draw<E>(rng, false));
+                    const auto C0 = C1;
+                    auto C2 = C1;
+                    std::vector<const E *> Ap, Bp;
+                    for (auto &r : A) Ap.push_back(r.data());
+                    for (auto &r : B) Bp.push_back(r.data());
+                    std::vector<float *> R1, R2;
+                    for (int r = 0; r < m; ++r)
+                        R1.push_back(C1[size_t(r)].data()), R2.push_back(C2[size_t(r)].data());
+                    const dim_t lines = dim_t(rng() % size_t(3 * K + 1)) + 1;
+                    const std::vector<char> fetched(size_t(lines * 64));
+                    brgemm_args<E> a{};
+                    a.K = K, a.nbatch = nbatch, a.A = Ap.data(), a.a_off = 0, a.aks = aks;
+                    a.B = Bp.data(), a.b_off = 0, a.ldb = ldb, a.tail = tail;
+                    a.init = ukernel_init(init), a.bias = bias.data(), a.C = R1.data();
+                    fn(m, nv, a);
+                    a.C = R2.data(), a.pf = fetched.data(), a.pf_n = lines;
+                    fn(m, nv, a);
+                    const std::string what = std::string(s.name) + " M=" + std::to_string(m) +
+                                             " NV=" + std::to_string(nv) +
+                                             " aks=" + std::to_string(aks) +
+                                             " lines=" + std::to_string(lines);
+                    ASSERT_EQ(C1, C2) << what;
+                    ASSERT_NE(C1, C0) << what << ": nothing stored";
+                }
+}
+
+TEST(Ukernel, CallsThatFetchGiveTheBitsOfCallsThatDoNot) {
+    for (const ukernel_set *s : all_ukernel_sets()) {
+        if (!isa_available(s->isa)) continue;
+        fetching_changes_no_bits<float, 1>(*s, s->f32);
+        if (s->bf16) fetching_changes_no_bits<uint16_t, 2>(*s, s->bf16);
+    }
+}
+
 }  // namespace
 }  // namespace convgrad::detail

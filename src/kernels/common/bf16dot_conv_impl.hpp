@@ -789,7 +789,7 @@ static void run_pairs_bwd_weights(const direct_plan &pl, const conv_args &args) 
                                         C[i] = sums.at(p, g, tk[j], r, nb.c0);
                                         if (final) C16[i] = sums.at16(p, g, tk[j], r, nb.c0);
                                     }
-                                    ahead.step();
+                                    ahead.hand(Km > 0 ? a : al);  // (Km = 0: odd)
                                     if (Km > 0) call_bf16_ukernel(m, nb.nv, a);
                                     if (odd) call_bf16_ukernel(m, nb.nv, al);
                                 }

@@ -285,12 +285,14 @@ static void start_at_zero(const conv_problem &p, const weight_rows &sums, dim_t 
     started = 1;
 }
 
-// Lines fetched into L2 a slice at a time, a slice before each microkernel call, so that the
-// fetches overlap the products: issued all at once (2048 prefetches for a 128 KB chunk of
-// wav2vec2's first layer's diff_dst), they filled the miss buffers and the loop issuing them
-// waited on memory, a sixth of that weight gradient's samples on Zen 4. The ranges added are
-// spread over the `steps` calls start() is told of; finish() issues what the calls left and
-// empties the list for the next chunk.
+// Lines fetched into L2 a slice at a time, a slice handed to each microkernel call, which
+// issues it two lines per k step (brgemm_args::pf), so that the fetches overlap the products:
+// issued all at once (2048 prefetches for a 128 KB chunk of wav2vec2's first layer's
+// diff_dst), they filled the miss buffers and the loop issuing them waited on memory, a sixth
+// of that weight gradient's samples on Zen 4; issued a slice before each call (250 lines),
+// still a quarter of the kernel's samples there. The ranges added are spread over the `steps`
+// calls start() is told of; finish() issues what the calls left and empties the list for the
+// next chunk.
 struct l2_ahead {
     struct range {
         const char *b, *e;
@@ -306,17 +308,33 @@ struct l2_ahead {
         for (const range &r : ranges) lines += (r.e - r.b + 63) / 64;
         per_step = imax(1, div_up(lines, imax(steps, 1)));
     }
-    void step() {
-        for (dim_t n = 0; n < per_step && at < ranges.size(); ++n) {
+    // The next call's share, for the microkernel to spread over its k steps (brgemm_args::pf):
+    // up to per_step lines of the current range; what the range's end leaves short of
+    // per_step is fetched here, from the next ranges.
+    template <typename Args>
+    void hand(Args &a) {
+        a.pf_n = 0;
+        if (at >= ranges.size()) return;
+        range &r = ranges[at];
+        const dim_t n = imin(per_step, dim_t((r.e - r.b + 63) / 64));
+        a.pf = r.b, a.pf_n = n;
+        r.b += n * 64;
+        if (r.b >= r.e) ++at;
+        fetch(per_step - n);
+    }
+    void finish() {
+        while (at < ranges.size()) fetch(per_step);
+        ranges.clear(), at = 0;
+    }
+
+  private:
+    void fetch(dim_t lines) {
+        for (dim_t n = 0; n < lines && at < ranges.size(); ++n) {
             range &r = ranges[at];
             __builtin_prefetch(r.b, 0, 2);
             r.b += 64;
             if (r.b >= r.e) ++at;
         }
-    }
-    void finish() {
-        while (at < ranges.size()) step();
-        ranges.clear(), at = 0;
     }
 };
 
@@ -756,7 +774,7 @@ static void bwd_weights_sums(const direct_plan &pl, const row_source &src0, cons
                                         if (++icl == p.icg) icl = 0, ++j;
                                         if (j == j1) j = j0, ++h;
                                     }
-                                    ahead.step();
+                                    ahead.hand(a);
                                     call_f32_ukernel(m, nb.nv, a);
                                 }
                                 for (dim_t h = 0; h < pass.count; ++h)

@@ -82,6 +82,12 @@ struct brgemm_args {
     // call, so the bits are too. Every block has NV vectors and the same tail.
     int nblk = 1;
     dim_t b_blk = 0, c_blk = 0;
+    // Lines of 64 bytes fetched into L2 while the call runs (the next chunk's operands, which
+    // the hardware prefetchers do not follow; schedule/bwd_weights.hpp, l2_ahead): pf_n lines
+    // from pf on, two at each k step, the rest after the loop. Issued in a burst before the
+    // call instead, 250 of them stalled it on the fill buffers. pf_n = 0: none.
+    const char *pf = nullptr;
+    dim_t pf_n = 0;
 };
 
 using brgemm_f32_args = brgemm_args<float>;

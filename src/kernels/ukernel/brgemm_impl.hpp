@@ -195,6 +195,26 @@ __attribute__((always_inline)) inline void ukernel_store(const brgemm_args<E> &a
 // Row m of batch element b's A, before a_off (brgemm_args: its own row pointers, the shared
 // ones displaced by a_boff[b], or its row 0 and the rows' spacing lda). (Per batch element,
 // outside the k loops.)
+// The call's fetches into L2 (brgemm_args::pf): two lines at each k step while they last
+// (a step past the range fetches one line beyond it, harmless), the rest after the loop.
+// Addresses as integers: only prefetched, never dereferenced.
+struct ukernel_fetch {
+    uintptr_t p, end;
+    template <typename E>
+    explicit ukernel_fetch(const brgemm_args<E> &a)
+        : p(reinterpret_cast<uintptr_t>(a.pf)), end(p + uintptr_t(a.pf_n) * 64) {}
+    __attribute__((always_inline)) void step() {
+        if (p < end) {
+            __builtin_prefetch(reinterpret_cast<const void *>(p), 0, 2);
+            __builtin_prefetch(reinterpret_cast<const void *>(p + 64), 0, 2);
+            p += 128;
+        }
+    }
+    __attribute__((always_inline)) void rest() {
+        for (; p < end; p += 64) __builtin_prefetch(reinterpret_cast<const void *>(p), 0, 2);
+    }
+};
+
 template <typename E>
 __attribute__((always_inline)) inline const E *ukernel_a_row(const brgemm_args<E> &a, int b, int M,
                                                              int m) {
@@ -232,6 +252,7 @@ void brgemm_ukernel_spaced(const brgemm_args<E> &a) {
     constexpr int NB = (M + 2) / 3;
     const dim_t groups = a.K / P;
     const uintptr_t ldab = uintptr_t(a.lda) * sizeof(E), step = uintptr_t(a.aks) * sizeof(E);
+    ukernel_fetch(a).rest();  // (at once: see brgemm_ukernel)
     for (int b = 0; b < a.nbatch; ++b) {
         uintptr_t base[NB];
 #pragma GCC unroll 6
@@ -288,6 +309,7 @@ __attribute__((always_inline)) inline void brgemm_f32_contiguous_k(const brgemm_
                                                                    typename vt::mask_t last) {
     constexpr int U = 4;
     const dim_t K = a.K;
+    ukernel_fetch(a).rest();  // (at once: see brgemm_ukernel)
     for (int b = 0; b < a.nbatch; ++b) {
         const float *Ar[M];
 #pragma GCC unroll 16
@@ -363,62 +385,77 @@ __attribute__((always_inline)) inline void brgemm_ukernel(const brgemm_args<E> &
             return ukernel_store<M, NV>(a, acc, last);
         }
     }
-    for (int b = 0; b < a.nbatch; ++b) {
-        // (Shared rows: the table itself, and b's displacement joins a_off. Spaced rows, where
-        // the loop above does not take them: a table of b's rows.)
-        const E *spaced[M];
-        if (a.lda != 0)
-            for (int m = 0; m < M; ++m) spaced[m] = a.A[b] + dim_t(m) * a.lda;
-        const E *const *Ar = a.lda != 0 ? spaced : a.a_boff ? a.A : a.A + b * M;
-        const E *B = a.B[b] + a.b_off;
-        // Offsets stepped in unsigned arithmetic: the step past the last k wraps harmlessly
-        // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
-        // near INT64_MAX), and no pointer is formed for it.
-        uint64_t ao = uint64_t(a.a_off) + uint64_t(a.a_boff ? a.a_boff[b] : 0), bo = 0;
-        dim_t kg = 0;
-        if constexpr (U > 1) {
-            for (; kg + U <= groups; kg += U) {
-                const E *const *Art = Ar;
-                if constexpr (reload) asm volatile("" : "+r"(Art));
-                decltype(ukernel_load_b(B, last)) bv[U];
-#pragma GCC unroll 4
-                for (int u = 0; u < U; ++u)
-                    bv[u] = ukernel_load_b(B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
-#pragma GCC unroll 16
-                for (int m = 0; m < M; ++m) {
-                    const E *row = Art[m];
+    // The fetches handed to the call (brgemm_args::pf) go two lines per k step in a copy of
+    // the loop of its own: in every call, their pointer and end took two of the general
+    // registers, and AVX2's tiles ran 2-9% slower (Zen 4 capped to AVX2, 2 threads, ResNet-50's
+    // res2 3x3 and ResNeXt's grouped 3x3). The weight gradient's calls take this loop; the two
+    // above issue theirs at once.
+    auto general = [&](auto fetching) __attribute__((always_inline)) {
+        ukernel_fetch fetch(a);
+        for (int b = 0; b < a.nbatch; ++b) {
+            // (Shared rows: the table itself, and b's displacement joins a_off. Spaced rows, where
+            // the loop above does not take them: a table of b's rows.)
+            const E *spaced[M];
+            if (a.lda != 0)
+                for (int m = 0; m < M; ++m) spaced[m] = a.A[b] + dim_t(m) * a.lda;
+            const E *const *Ar = a.lda != 0 ? spaced : a.a_boff ? a.A : a.A + b * M;
+            const E *B = a.B[b] + a.b_off;
+            // Offsets stepped in unsigned arithmetic: the step past the last k wraps harmlessly
+            // where a signed one could overflow (undefined behaviour, found by UBSan, with strides
+            // near INT64_MAX), and no pointer is formed for it.
+            uint64_t ao = uint64_t(a.a_off) + uint64_t(a.a_boff ? a.a_boff[b] : 0), bo = 0;
+            dim_t kg = 0;
+            if constexpr (U > 1) {
+                for (; kg + U <= groups; kg += U) {
+                    if constexpr (decltype(fetching)::value) fetch.step();
+                    const E *const *Art = Ar;
+                    if constexpr (reload) asm volatile("" : "+r"(Art));
+                    decltype(ukernel_load_b(B, last)) bv[U];
 #pragma GCC unroll 4
                     for (int u = 0; u < U; ++u)
-                        acc[m][0] = ukernel_madd(
-                            acc[m][0], row + dim_t(ao + uint64_t(u) * uint64_t(a.aks)), bv[u]);
-                }
-                ao += uint64_t(U) * uint64_t(a.aks);
-                bo += uint64_t(U) * uint64_t(a.ldb);
-            }
-        }
-        for (; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
-            const E *const *Art = Ar;
-            if constexpr (reload) asm volatile("" : "+r"(Art));
-            const E *Bk = B + dim_t(bo);
-            if constexpr (P == 1) {
-                f32_k_step<M, NV>(acc, Art, dim_t(ao), Bk, last);
-            } else {
-#ifdef CONVGRAD_UKERNEL_BF16
-                static_assert(P == 2, "bf16 is packed in pairs");
-                typename vt::VI bv[NV];
-#pragma GCC unroll 4
-                for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load_pairs(Bk + j * W * 2);
-                bv[NV - 1] = vt::load_pairs_mask(Bk + (NV - 1) * W * 2, last);
+                        bv[u] = ukernel_load_b(B + dim_t(bo + uint64_t(u) * uint64_t(a.ldb)), last);
 #pragma GCC unroll 16
-                for (int m = 0; m < M; ++m) {
-                    const typename vt::VI av = vt::bcast_pair(Art[m] + dim_t(ao));
+                    for (int m = 0; m < M; ++m) {
+                        const E *row = Art[m];
 #pragma GCC unroll 4
-                    for (int j = 0; j < NV; ++j) acc[m][j] = vt::dot_bf16(acc[m][j], av, bv[j]);
+                        for (int u = 0; u < U; ++u)
+                            acc[m][0] = ukernel_madd(
+                                acc[m][0], row + dim_t(ao + uint64_t(u) * uint64_t(a.aks)), bv[u]);
+                    }
+                    ao += uint64_t(U) * uint64_t(a.aks);
+                    bo += uint64_t(U) * uint64_t(a.ldb);
                 }
+            }
+            for (; kg < groups; ++kg, ao += uint64_t(a.aks), bo += uint64_t(a.ldb)) {
+                if constexpr (decltype(fetching)::value) fetch.step();
+                const E *const *Art = Ar;
+                if constexpr (reload) asm volatile("" : "+r"(Art));
+                const E *Bk = B + dim_t(bo);
+                if constexpr (P == 1) {
+                    f32_k_step<M, NV>(acc, Art, dim_t(ao), Bk, last);
+                } else {
+#ifdef CONVGRAD_UKERNEL_BF16
+                    static_assert(P == 2, "bf16 is packed in pairs");
+                    typename vt::VI bv[NV];
+#pragma GCC unroll 4
+                    for (int j = 0; j < NV - 1; ++j) bv[j] = vt::load_pairs(Bk + j * W * 2);
+                    bv[NV - 1] = vt::load_pairs_mask(Bk + (NV - 1) * W * 2, last);
+#pragma GCC unroll 16
+                    for (int m = 0; m < M; ++m) {
+                        const typename vt::VI av = vt::bcast_pair(Art[m] + dim_t(ao));
+#pragma GCC unroll 4
+                        for (int j = 0; j < NV; ++j) acc[m][j] = vt::dot_bf16(acc[m][j], av, bv[j]);
+                    }
 #endif
+                }
             }
         }
-    }
+        fetch.rest();
+    };
+    if (a.pf_n > 0)
+        general(std::true_type{});
+    else
+        general(std::false_type{});
     ukernel_store<M, NV>(a, acc, last);
 }
 
@@ -438,6 +475,7 @@ void brgemm_ukernel_by_rows(const brgemm_args<E> &a, int M) {
     constexpr int W = vt::W;
     const typename vt::mask_t last = vt::mask(a.tail);
     const dim_t groups = a.K / P;
+    ukernel_fetch(a).rest();  // (at once: no plan takes these tiles)
     for (int m = 0; m < M; ++m) {
         typename vt::V acc[1][NV];
         const float *from = a.init == ukernel_init::zero   ? nullptr
@@ -527,6 +565,7 @@ __attribute__((always_inline)) inline void ukernel_blocks(const brgemm_args<E> &
         c.b_off = a.b_off + dim_t(i) * a.b_blk;
         if (a.bias) c.bias = a.bias + at;
         one(c);
+        c.pf_n = 0;  // (the call's fetches go with its first block)
     }
 }
 
