@@ -263,17 +263,21 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
     // alternated runs each: data gradient 8.2 -> 5.2 ms not streamed, forward 8.3 -> 7.3 ms.)
     // A bf16/f16 output rounded in place is streamed by the same rule, two vectors (a line) at
     // a time (brgemm_args::stream).
-    // Nor where each output element takes fewer than min_macs_per_streamed_output products, as
-    // measured on this kernel (Zen 3, 2 threads, alternated rounds): wav2vec2's first layer, 10
-    // products an element and 131 MB of output, ran its forward in 13.7-14.9 ms streamed and
-    // 9.9-10.0 ms not (1.38-1.50x); HiFi-GAN's 32 -> 1 data gradient (7 products, 17 MB) the
+    // Nor, on AVX2, where each output element takes fewer than min_macs_per_streamed_output
+    // products, as measured on this kernel (Zen 3, 2 threads, alternated rounds): wav2vec2's first
+    // layer, 10 products an element and 131 MB of output, ran its forward in 13.7-14.9 ms streamed
+    // and 9.9-10.0 ms not (1.38-1.50x); HiFi-GAN's 32 -> 1 data gradient (7 products, 17 MB) the
     // same either way; streamed was the faster from 27 products on: ESRGAN's last layer's data
     // gradient (27, 67 MB) 0.94x and DCGAN's 128 -> 3 ConvTranspose data gradient (48) 0.81x not
     // streamed. The count alone is not the cause: the depthwise kernel's outputs, 9 products an
     // element, ran 1.6-2.2x faster streamed in the same session (MobileNetV2's 3x3 forward and
     // data gradients). A guess, not tested: the order of the stores, where a short-K tile of
     // this gather writes one line in each of its 6 rows per block (6 rows of 2 KB at once for
-    // wav2vec2).
+    // wav2vec2). With AVX-512 the same layer's forward streamed is the faster: Zen 4, 2 threads,
+    // 4 alternated rounds, f32 8.0 -> 4.7 ms and bf16 4.3 -> 2.6 ms (0.54x -> about 0.9x of
+    // oneDNN's blocked kernel; Zen 5 had streamed it before the rule, 2.9 ms, 1.5x). On Zen 4
+    // capped to AVX2 streamed was the faster too (8.2 -> 6.2 ms): the rule follows the one
+    // AVX2-only machine it was measured on, not a cause found.
     {
         const bool in_place =
             p.dt == data_type::f32 ? (fwd ? d.dst_direct : d.src_direct) : d.out_rounded_in_kernel;
@@ -284,7 +288,7 @@ direct_plan make_direct_plan(const conv_problem &p, int vlen, int nregs, const c
         // (Over the whole output: a data gradient's stride phases share it out unevenly.)
         const double macs = osp * double(p.oc()) * double(p.icg) * double(p.ksp());
         const double out_elems = fwd ? osp * double(p.oc()) : isp * double(p.ic());
-        const bool few_macs = macs < min_macs_per_streamed_output * out_elems;
+        const bool few_macs = d.vlen < 16 && macs < min_macs_per_streamed_output * out_elems;
         const bool partial_lines = (!fwd && p.s[2] > 1 && p.i[2] > 1 && p.ic() % per_line != 0) ||
                                    (p.g > 1 && out_channels % per_line != 0);
         d.stream_output = p.dir != conv_direction::bwd_weights && in_place && !partial_lines &&

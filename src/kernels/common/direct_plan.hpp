@@ -15,9 +15,9 @@
 
 namespace convgrad::detail {
 
-// The fewest products per output element for which the direct kernels' gather stores an output
-// past the caches (direct_plan::stream_output): with fewer, streamed stores were the slower
-// (make_direct_plan says where and how it was measured).
+// The fewest products per output element for which the direct kernels' AVX2 gather stores an
+// output past the caches (direct_plan::stream_output): with fewer, streamed stores were the
+// slower (make_direct_plan says where and how it was measured).
 inline constexpr double min_macs_per_streamed_output = 16.0;
 
 struct direct_plan {
@@ -109,7 +109,7 @@ struct direct_plan {
     // fwd, bwd_data: the output is f32 in place and far bigger than the threads' L2, so the
     // gather stores it past the caches when all of K is one chunk (brgemm_args::stream): each
     // C line is written once, and a plain store first reads it from memory for ownership.
-    // (Not where its elements take few products each: min_macs_per_streamed_output.)
+    // (Not, with AVX2, where its elements take few products each: min_macs_per_streamed_output.)
     bool stream_output;
     // fwd, bwd_data: an NCX f32 output, copied back from channels-last, is stored past the caches
     // by the same rule (data_operand::store, transpose_run_block).
