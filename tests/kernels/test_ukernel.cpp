@@ -305,9 +305,9 @@ void stores_agree(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E
                                                                                   : float_to_f16(f);
                                     ASSERT_EQ(c16.at(r, n), want)
                                         << s.name << " " << to_string(dt) << " M=" << m
-                                        << " NV=" << nv << " tail=" << tail
-                                        << " stream=" << stream << " misalign=" << misalign
-                                        << " at (" << r << ", " << n << ")";
+                                        << " NV=" << nv << " tail=" << tail << " stream=" << stream
+                                        << " misalign=" << misalign << " at (" << r << ", " << n
+                                        << ")";
                                 }
                         }
             }
@@ -344,7 +344,8 @@ void rounds_special_values(const ukernel_set &s, void (*fn)(int, int, const brge
         for (int m = 1; m <= ukernel_max_rows; ++m)
             for (int tail : {1, W}) {
                 std::mt19937_64 rng(uint64_t(m * 10 + nv));
-                auto q = make_problem<E, std::is_same_v<E, float> ? 1 : 2>(rng, m, nv, W, tail, true, true);
+                auto q = make_problem < E,
+                     std::is_same_v<E, float> ? 1 : 2 > (rng, m, nv, W, tail, true, true);
                 q.K = 0;
                 q.init = ukernel_init::accumulate;
                 for (auto &row : q.C)
@@ -399,8 +400,9 @@ TEST(Ukernel, StreamedAndRoundedStoresAgreeWithThePlainStoreOnEveryTableEntry) {
 // Several blocks of C's columns in one call (brgemm_args::nblk) give the bits of one call per
 // block, and touch nothing else: every table entry (unrolled and row by row), every start, the
 // f32 C and a bf16 C16, blocks equally spaced in B and in C, whole or lane-masked.
-template <typename E, int P>
+template <typename E>
 void blocks_match_their_calls(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    constexpr int P = std::is_same_v<E, float> ? 1 : 2;
     std::mt19937_64 rng(P * 31 + s.vlen);
     const int W = s.vlen, nblk = 3;
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
@@ -470,20 +472,28 @@ void blocks_match_their_calls(const ukernel_set &s, void (*fn)(int, int, const b
                     }
 }
 
-TEST(Ukernel, BlocksOfOneCallGiveTheBitsOfTheirOwnCalls) {
+// f(set, table) on the f32 table of every set this CPU runs, and on its bf16 one where it has
+// one.
+template <typename F>
+void on_every_table(F &&f) {
     for (const ukernel_set *s : all_ukernel_sets()) {
         if (!isa_available(s->isa)) continue;
-        blocks_match_their_calls<float, 1>(*s, s->f32);
-        if (s->bf16) blocks_match_their_calls<uint16_t, 2>(*s, s->bf16);
+        f(*s, s->f32);
+        if (s->bf16) f(*s, s->bf16);
     }
+}
+
+TEST(Ukernel, BlocksOfOneCallGiveTheBitsOfTheirOwnCalls) {
+    on_every_table([](const ukernel_set &s, auto fn) { blocks_match_their_calls(s, fn); });
 }
 
 // A call handed lines to fetch into L2 (brgemm_args::pf: its own copy of the general k loop,
 // two fetches per k step) gives the bits of the same call without them: every table entry,
 // every start, A's k contiguous (the loop that fetches at once) or spaced (the general loop),
 // fewer lines than k steps and more.
-template <typename E, int P>
+template <typename E>
 void fetching_changes_no_bits(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
+    constexpr int P = std::is_same_v<E, float> ? 1 : 2;
     std::mt19937_64 rng(P * 57 + s.vlen);
     const int W = s.vlen;
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
@@ -532,11 +542,7 @@ void fetching_changes_no_bits(const ukernel_set &s, void (*fn)(int, int, const b
 }
 
 TEST(Ukernel, CallsThatFetchGiveTheBitsOfCallsThatDoNot) {
-    for (const ukernel_set *s : all_ukernel_sets()) {
-        if (!isa_available(s->isa)) continue;
-        fetching_changes_no_bits<float, 1>(*s, s->f32);
-        if (s->bf16) fetching_changes_no_bits<uint16_t, 2>(*s, s->bf16);
-    }
+    on_every_table([](const ukernel_set &s, auto fn) { fetching_changes_no_bits(s, fn); });
 }
 
 }  // namespace
