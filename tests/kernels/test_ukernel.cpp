@@ -21,6 +21,10 @@
 namespace convgrad::detail {
 namespace {
 
+// The K packing of element type E: 1 for f32, pairs for bf16.
+template <typename E>
+constexpr int pack_of = std::is_same_v<E, float> ? 1 : 2;
+
 // One problem of the contract, with its operands in plain vectors (E = float or bf16 bits).
 template <typename E, int P>
 struct uk_problem {
@@ -121,6 +125,9 @@ struct store_mode {
     // A as one pointer per batch element, its row 0, the rows `lda` apart
     // (brgemm_args::lda): each batch element's rows copied into one buffer with gaps.
     bool spaced_rows = false;
+    // Lines handed to the call to fetch into L2 (brgemm_args::pf, pf_n).
+    const char *pf = nullptr;
+    dim_t pf_n = 0;
 };
 
 // Rows of 16-bit C: each starts `misalign` elements past a 64-byte boundary (0: the streamed
@@ -196,6 +203,7 @@ std::vector<std::vector<float>> run(const uk_problem<E, P> &q,
     a.stream = mode.stream;
     a.narrow = mode.narrow;
     a.C16 = mode.C16 ? mode.C16->data() : nullptr;
+    a.pf = mode.pf, a.pf_n = mode.pf_n;
     fn(q.M, q.NV, a);
     return C;
 }
@@ -305,9 +313,9 @@ void stores_agree(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E
                                                                                   : float_to_f16(f);
                                     ASSERT_EQ(c16.at(r, n), want)
                                         << s.name << " " << to_string(dt) << " M=" << m
-                                        << " NV=" << nv << " tail=" << tail << " stream=" << stream
-                                        << " misalign=" << misalign << " at (" << r << ", " << n
-                                        << ")";
+                                        << " NV=" << nv << " tail=" << tail
+                                        << " stream=" << stream << " misalign=" << misalign
+                                        << " at (" << r << ", " << n << ")";
                                 }
                         }
             }
@@ -344,8 +352,7 @@ void rounds_special_values(const ukernel_set &s, void (*fn)(int, int, const brge
         for (int m = 1; m <= ukernel_max_rows; ++m)
             for (int tail : {1, W}) {
                 std::mt19937_64 rng(uint64_t(m * 10 + nv));
-                auto q = make_problem < E,
-                     std::is_same_v<E, float> ? 1 : 2 > (rng, m, nv, W, tail, true, true);
+                auto q = make_problem<E, pack_of<E>>(rng, m, nv, W, tail, true, true);
                 q.K = 0;
                 q.init = ukernel_init::accumulate;
                 for (auto &row : q.C)
@@ -402,7 +409,7 @@ TEST(Ukernel, StreamedAndRoundedStoresAgreeWithThePlainStoreOnEveryTableEntry) {
 // f32 C and a bf16 C16, blocks equally spaced in B and in C, whole or lane-masked.
 template <typename E>
 void blocks_match_their_calls(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
-    constexpr int P = std::is_same_v<E, float> ? 1 : 2;
+    constexpr int P = pack_of<E>;
     std::mt19937_64 rng(P * 31 + s.vlen);
     const int W = s.vlen, nblk = 3;
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
@@ -467,8 +474,9 @@ void blocks_match_their_calls(const ukernel_set &s, void (*fn)(int, int, const b
                             " init=" + std::to_string(init) + " narrow=" + to_string(narrow);
                         ASSERT_EQ(C1, C2) << what;
                         ASSERT_EQ(H1, H2) << what;
-                        if (narrow == data_type::f32)
+                        if (narrow == data_type::f32) {
                             ASSERT_NE(C1, C0) << what << ": nothing stored";
+                        }
                     }
 }
 
@@ -489,56 +497,35 @@ TEST(Ukernel, BlocksOfOneCallGiveTheBitsOfTheirOwnCalls) {
 
 // A call handed lines to fetch into L2 (brgemm_args::pf: its own copy of the general k loop,
 // two fetches per k step) gives the bits of the same call without them: every table entry,
-// every start, A's k contiguous (the loop that fetches at once) or spaced (the general loop),
-// fewer lines than k steps and more.
+// every start, A's k contiguous (the loop that fetches at once) or strided (the general loop),
+// A's rows in tables, shared or spaced (the spaced tiles' loop), fewer lines than k steps and
+// more.
 template <typename E>
 void fetching_changes_no_bits(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E> &)) {
-    constexpr int P = std::is_same_v<E, float> ? 1 : 2;
+    constexpr int P = pack_of<E>;
     std::mt19937_64 rng(P * 57 + s.vlen);
     const int W = s.vlen;
     for (int nv = 1; nv <= ukernel_max_nv; ++nv)
         for (int m = 1; m <= ukernel_max_rows; ++m)
-            for (int init = 0; init < 3; ++init)
-                for (dim_t aks : {dim_t(P), dim_t(3 * P)}) {
-                    const dim_t K = dim_t(1 + rng() % 9) * P, N = dim_t(nv) * W, ldb = N * P;
-                    const int nbatch = 1 + int(rng() % 2), tail = rng() % 2 ? W : 1 + W / 2;
-                    std::vector<std::vector<E>> A(size_t(nbatch * m),
-                                                  std::vector<E>(size_t(K / P * aks)));
-                    for (auto &r : A)
-                        for (auto &x : r) x = draw<E>(rng, false);
-                    std::vector<std::vector<E>> B(size_t(nbatch), std::vector<E>(size_t(K * N)));
-                    for (auto &r : B)
-                        for (auto &x : r) x = draw<E>(rng, false);
-                    std::vector<float> bias(static_cast<size_t>(N));
-                    for (auto &x : bias) x = to_f(draw<E>(rng, false));
-                    std::vector<std::vector<float>> C1(static_cast<size_t>(m),
-                                                       std::vector<float>(static_cast<size_t>(N)));
-                    for (auto &r : C1)
-                        for (auto &x : r) x = to_f(draw<E>(rng, false));
-                    const auto C0 = C1;
-                    auto C2 = C1;
-                    std::vector<const E *> Ap, Bp;
-                    for (auto &r : A) Ap.push_back(r.data());
-                    for (auto &r : B) Bp.push_back(r.data());
-                    std::vector<float *> R1, R2;
-                    for (int r = 0; r < m; ++r)
-                        R1.push_back(C1[size_t(r)].data()), R2.push_back(C2[size_t(r)].data());
-                    const dim_t lines = dim_t(rng() % size_t(3 * K + 1)) + 1;
-                    const std::vector<char> fetched(size_t(lines * 64));
-                    brgemm_args<E> a{};
-                    a.K = K, a.nbatch = nbatch, a.A = Ap.data(), a.a_off = 0, a.aks = aks;
-                    a.B = Bp.data(), a.b_off = 0, a.ldb = ldb, a.tail = tail;
-                    a.init = ukernel_init(init), a.bias = bias.data(), a.C = R1.data();
-                    fn(m, nv, a);
-                    a.C = R2.data(), a.pf = fetched.data(), a.pf_n = lines;
-                    fn(m, nv, a);
-                    const std::string what = std::string(s.name) + " M=" + std::to_string(m) +
-                                             " NV=" + std::to_string(nv) +
-                                             " aks=" + std::to_string(aks) +
-                                             " lines=" + std::to_string(lines);
-                    ASSERT_EQ(C1, C2) << what;
-                    ASSERT_NE(C1, C0) << what << ": nothing stored";
+            for (int form = 0; form < 6; ++form) {
+                const int tail = rng() % 2 ? W : 1 + W / 2;
+                const auto q = make_problem<E, P>(rng, m, nv, W, tail, false, (form & 1) == 0);
+                store_mode mode;
+                mode.shared_rows = form / 2 == 1;
+                mode.spaced_rows = form / 2 == 2;
+                const auto plain = run(q, fn, mode);
+                mode.pf_n = dim_t(rng() % size_t(3 * (q.K / P) * q.nbatch + 1)) + 1;
+                const std::vector<char> fetched(size_t(mode.pf_n * 64));
+                mode.pf = fetched.data();
+                const std::string what =
+                    std::string(s.name) + " M=" + std::to_string(m) + " NV=" + std::to_string(nv) +
+                    " form=" + std::to_string(form) + " K=" + std::to_string(q.K) +
+                    " lines=" + std::to_string(mode.pf_n);
+                ASSERT_EQ(run(q, fn, mode), plain) << what;
+                if (q.K > 0 || q.init != ukernel_init::accumulate) {
+                    ASSERT_NE(plain, q.C) << what << ": nothing stored";
                 }
+            }
 }
 
 TEST(Ukernel, CallsThatFetchGiveTheBitsOfCallsThatDoNot) {
