@@ -26,6 +26,7 @@ class dw_kernel final : public kernel {
                            : " via f32 channels-last copies of " + std::to_string(pl_.ncx_chunk) +
                                  " images") +
                (pl_.stream_output ? " output streamed past the caches" : "") +
+               (pl_.fetch_to_l2 ? " next rows fetched into L2" : "") +
                " threads=" + std::to_string(pl_.nthr);
     }
 
@@ -77,6 +78,34 @@ std::string dw_stride_why_not(const conv_problem &p) {
     return {};
 }
 
+// The bytes of input rows that a line reads and the line before it did not, per multiply-add
+// of the line, for one channel (the channels scale both alike). fwd: a line is an output row,
+// and the next one's taps reach min(stride, kernel) new src rows along h. bwd_data: a line is a
+// src row; a dst row serves the stride's src rows, and each src pixel takes 1/(stride_h *
+// stride_w) of the taps. bwd_weights: an output row, with the src rows of fwd and a dst row.
+// (In double: the extents may be huge.)
+double dw_new_row_bytes_per_mac(const conv_problem &p) {
+    const double e = double(element_size(p.dt)), taps = double(p.ksp());
+    const double sh = double(p.s[1]), sw = double(p.s[2]);
+    const double src_rows = double(std::min(p.s[1], p.k[1])) * double(p.i[2]);
+    double bytes = 0, macs = 0;
+    switch (p.dir) {
+        case conv_direction::fwd:
+            bytes = src_rows;
+            macs = double(p.o[2]) * taps;
+            break;
+        case conv_direction::bwd_data:
+            bytes = double(p.o[2]) / sh;
+            macs = double(p.i[2]) * taps / (sh * sw);
+            break;
+        default:
+            bytes = src_rows + double(p.o[2]);
+            macs = double(p.o[2]) * taps;
+            break;
+    }
+    return macs > 0 ? e * bytes / macs : 0.0;
+}
+
 dw_plan make_dw_plan(const conv_problem &p, register_tile t) {
     dw_plan pl{};
     pl.p = p;
@@ -120,6 +149,8 @@ dw_plan make_dw_plan(const conv_problem &p, register_tile t) {
         p.dt == data_type::f32 || (bwd_data ? p.ic() : p.oc()) % (64 / elem) == 0;
     pl.stream_output = p.dir != conv_direction::bwd_weights && pl.native && whole_lines &&
                        output_streams_past_caches(out_bytes, pl.nthr, machine_caches());
+    pl.fetch_to_l2 =
+        pl.native && !pl.copies && dw_new_row_bytes_per_mac(p) > dw_fetch_to_l2_bytes_per_mac;
     return pl;
 }
 

@@ -46,7 +46,16 @@ struct dw_plan {
     // and f16 a block of two vectors, one line, at a time), with no read of their lines for
     // ownership. Native outputs far beyond the threads' L2.
     bool stream_output = false;
+    // The input rows a line will read next are fetched into L2 (prefetcht1), not L1
+    // (dw_ahead): where they bring many bytes per multiply-add (dw_fetch_to_l2_bytes_per_mac).
+    bool fetch_to_l2 = false;
 };
+
+/// Native input rows that bring more than this many bytes per multiply-add of their line are
+/// fetched into L2 only (dw_plan::fetch_to_l2). Measured on Zen 4 (MobileNetV2's depthwise
+/// layers, 2 threads): at 0.44 bytes and more, fetches into L1 stalled the thread that issued
+/// them; at 0.22 (bf16 stride-1 forward and data gradient), loads from L2 made it slower.
+constexpr double dw_fetch_to_l2_bytes_per_mac = 0.3;
 
 using dw_run_fn = void (*)(const dw_plan &, const conv_args &);
 
@@ -57,6 +66,9 @@ std::string dw_why_not(const conv_problem &p, int vlen);
 /// nothing to block): the depthwise kernels' pixel steps are stride x pixel stride in elements,
 /// which such a stride may overflow.
 std::string dw_stride_why_not(const conv_problem &p);
+
+/// The bytes of input rows new to each line per multiply-add (make_dw_plan's fetch_to_l2).
+double dw_new_row_bytes_per_mac(const conv_problem &p);
 
 /// The plan of problem p on a register file of tile t (make_dw_kernel's; tests change it).
 dw_plan make_dw_plan(const conv_problem &p, register_tile t);

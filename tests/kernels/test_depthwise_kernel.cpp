@@ -449,6 +449,58 @@ TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
     }
 }
 
+// The plan fetches a line's next input rows into L2 only where they bring more than
+// dw_fetch_to_l2_bytes_per_mac bytes per multiply-add (MobileNetV2's layers, measured): f32 at
+// stride 1 (0.44 bytes: 4 bytes of one new src pixel per 9 taps) and bf16 at stride 2 (two src
+// rows of twice the pixels: 0.89), and their weight gradients (a dst row too: bf16 at stride 1,
+// 0.44); not bf16's stride-1 forward and data gradient (0.22), nor its stride-2 data gradient
+// (a dst row serves two src rows, each pixel a quarter of the taps: 0.22). Not with plane
+// copies or NCX copies (read from L2 already). Its description says so. Prefetches do not
+// change results: the sweeps above run these plans.
+TEST(Depthwise, RowsOfManyBytesPerProductAreFetchedIntoL2) {
+    dw_geometry s1{
+        "MobileNetV2 3x3", 144, 32, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false,
+        data_type::f32};
+    dw_geometry s2{"MobileNetV2 3x3 stride 2", 96, 32, {112, 112}, {3, 3}, {2, 2}, {1, 1}, {0, 0},
+                   {1, 1}, false, false, data_type::bf16};
+    auto plan = [&](const dw_geometry &g, op_kind kind) {
+        const op o = testing::make_geometry_op(g, kind, false);
+        return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
+    };
+    auto bytes = [&](const dw_geometry &g, op_kind kind) {
+        const op o = testing::make_geometry_op(g, kind, false);
+        return detail::dw_new_row_bytes_per_mac(detail::resolve_op(o, o.inputs(), o.outputs()).prob);
+    };
+    EXPECT_NEAR(bytes(s1, op_kind::Convolution), 4.0 / 9, 1e-12);
+    EXPECT_NEAR(bytes(s2, op_kind::Convolution), 2.0 * 2 * 112 / (56 * 9), 1e-12);
+    EXPECT_NEAR(bytes(s2, op_kind::ConvolutionBackwardData), 2.0 * 28 / (112 * 9 / 4.0), 1e-12);
+    for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
+                         op_kind::ConvolutionBackwardWeights})
+        EXPECT_TRUE(plan(s1, kind).fetch_to_l2) << to_string(kind);
+    EXPECT_TRUE(plan(s2, op_kind::Convolution).fetch_to_l2);
+    EXPECT_TRUE(plan(s2, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
+    EXPECT_FALSE(plan(s2, op_kind::ConvolutionBackwardData).fetch_to_l2);
+    dw_geometry low = s1;
+    low.dt = data_type::bf16;
+    EXPECT_FALSE(plan(low, op_kind::Convolution).fetch_to_l2);
+    EXPECT_FALSE(plan(low, op_kind::ConvolutionBackwardData).fetch_to_l2);
+    EXPECT_TRUE(plan(low, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
+    dw_geometry ncx = s1;
+    ncx.ncx = true;
+    EXPECT_FALSE(plan(ncx, op_kind::Convolution).fetch_to_l2);
+    dw_geometry planes = s1;
+    planes.g = 72;
+    planes.ocg = 2;  // a channel multiplier: plane copies
+    EXPECT_FALSE(plan(planes, op_kind::Convolution).fetch_to_l2);
+    for (const detail::impl_desc *row : dw_rows()) {
+        if (!testing::how_to_run(*row).create) continue;
+        const op o = testing::make_geometry_op(s1, op_kind::Convolution, false);
+        const std::string d =
+            row->create(detail::resolve_op(o, o.inputs(), o.outputs()).prob)->describe();
+        EXPECT_NE(d.find("next rows fetched into L2"), std::string::npos) << d;
+    }
+}
+
 TEST(Depthwise, DeclinesWithReasons) {
     const op o = testing::make_geometry_op(geometries[1], op_kind::Convolution, false);
     detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;

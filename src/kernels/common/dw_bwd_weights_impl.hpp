@@ -262,6 +262,7 @@ static void dw_bww_images(const dw_plan &pl, const dw_view<const typename dw_ele
                     da.nrows = 1;
                     da.bytes = dst_bytes;
                     da.per_step = div_up(div_up(dst_bytes, steps), 64) * 64;
+                    sa.l2 = da.l2 = pl.fetch_to_l2;
                     if (sa.per_step * sa.nrows > dw_bww_ahead_lines * 64) sa.nrows = da.nrows = 0;
                 }
                 // Channel groups outermost: their part of the dst row stays in L1 across the

@@ -469,6 +469,7 @@ static void dw_run_lines(const dw_plan &pl, const dw_lines<typename dw_elem<DT>:
                 ahead.rows = fresh;
                 ahead.bytes = row_bytes;
                 ahead.per_step = per_step;
+                ahead.l2 = pl.fetch_to_l2;
             }
             for (const dw_wline &L : *li.wl) {
                 const dw_line_job<DT> j{&L, rows, wrows, nr, li.in.v.w, li.wp, li.cpad, li.bias,

@@ -37,12 +37,16 @@ struct dw_ahead {
     dim_t bytes = 0;     // of each row (its pixels' span, plus a line for a misaligned start)
     dim_t per_step = 0;  // bytes of each row per step: whole cache lines
     dim_t done = 0;
+    bool l2 = false;  // into L2 only (dw_plan::fetch_to_l2), else into L1
     void step() {
         if (done >= bytes) return;
         const dim_t end = imin(bytes, done + per_step);
         for (int r = 0; r < nrows; ++r) {
             const char *q = reinterpret_cast<const char *>(rows[r]);
-            for (dim_t b = done; b < end; b += 64) __builtin_prefetch(q + b, 0, 3);
+            if (l2)
+                for (dim_t b = done; b < end; b += 64) __builtin_prefetch(q + b, 0, 2);
+            else
+                for (dim_t b = done; b < end; b += 64) __builtin_prefetch(q + b, 0, 3);
         }
         done = end;
     }
