@@ -355,6 +355,38 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
     if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
 }
 
+// Rows split over the threads in blocks of whole tiles can leave the busiest thread a tile or
+// more above its share; where the rows are the only split, equal blocks replace them (one per
+// thread, or a multiple of the threads within the cache's block) when that saves half a tile.
+// The user's ConvTranspose3d 50 -> 1's data gradient (200 rows, tiles of 14) on 2 threads:
+// blocks of 100, against the reference on every GEMM row that runs here.
+TEST(GemmPlan, RowBlocksGiveTheThreadsEqualRows) {
+    EXPECT_EQ(detail::equal_row_blocks(200, 56, 210, 14, 2), 100);  // 112 and 88 rows
+    EXPECT_EQ(detail::equal_row_blocks(200, 56, 60, 14, 2), 50);    // 100 > 60: four blocks
+    EXPECT_EQ(detail::equal_row_blocks(224, 56, 224, 14, 2), 56);   // already 112 and 112
+    EXPECT_EQ(detail::equal_row_blocks(4096, 1036, 4102, 14, 2), 2048);  // 2072 and 2024
+    EXPECT_EQ(detail::equal_row_blocks(30, 14, 42, 14, 2), 15);  // 28 and 2 rows
+    EXPECT_EQ(detail::equal_row_blocks(200, 56, 210, 14, 3), 67);  // 112, 56, 32 -> 67, 67, 66
+    const testing::conv_geometry geo{"ConvTranspose3d 50 -> 1 as 2-D", 1, 200, {28, 28},
+                                     {28, 28}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, false, false,
+                                     data_type::f32, 1, 50};
+    const op o = testing::make_geometry_op(geo, op_kind::ConvTransposeBackwardData, false);
+    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
+    const std::vector<testing::swept_case> cases =
+        testing::reference_sweep(11, 1, make, [](int) { return 2; });
+    set_num_threads(2);
+    std::vector<dim_t> tables;
+    const detail::gemm_plan pl = detail::make_gemm_plan(cases[0].r.prob, 16, 32, tables);
+    const std::string what = detail::describe(pl);
+    EXPECT_EQ(pl.M, 200) << what;
+    EXPECT_EQ(pl.mr, 14) << what;
+    EXPECT_EQ(pl.mc, 100) << what;
+    EXPECT_EQ(pl.mblocks, 2) << what;
+    const int ran = check_gemm_rows(cases, what);
+    set_num_threads(0);
+    if (ran == 0) GTEST_SKIP() << "no gemm row runs here";
+}
+
 // A weight gradient whose C (the weights) is one f32 block over a long K (the pixels) splits K
 // over the threads rather than C's rows, each part packing its own range of B once (row blocks
 // each packed all of B again); a C beyond one block keeps its row and column blocks. Against

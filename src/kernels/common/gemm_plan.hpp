@@ -114,6 +114,11 @@ std::string gemm_why_not(const conv_problem &p, int vlen, int nregs, double dire
 /// and stores), or the AMX kernel's packers (operands read as runs first).
 enum class gemm_mapping { f32_registers, tiles };
 
+/// The row block for M rows split over nthr threads: mc (whole tiles of mr rows), or equal
+/// blocks, one per thread or a multiple of the threads within mc_cached rows, where those give
+/// the busiest thread at least half a tile fewer rows.
+dim_t equal_row_blocks(dim_t M, dim_t mc, dim_t mc_cached, dim_t mr, int nthr);
+
 /// Fills `tables` (the offset tables the plan points into; the caller keeps them alive and
 /// does not resize them) and returns the plan of the best mapping. The problem must pass
 /// gemm_shape_why_not.
