@@ -409,6 +409,23 @@ TEST(Depthwise, StreamedOutputIsBitIdentical) {
     if (runs == 0) GTEST_SKIP() << "no channels-last depthwise unit runs on this CPU";
 }
 
+// The plan of geometry g as op `kind` on AVX-512's register file (the plan tests below).
+detail::dw_plan dw_plan_of(const dw_geometry &g, op_kind kind) {
+    const op o = testing::make_geometry_op(g, kind, false);
+    return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
+}
+
+// Every depthwise row that runs here describes its plan of g's forward with `text`.
+void every_dw_forward_plan_says(const dw_geometry &g, const char *text) {
+    const op o = testing::make_geometry_op(g, op_kind::Convolution, false);
+    const detail::conv_problem p = detail::resolve_op(o, o.inputs(), o.outputs()).prob;
+    for (const detail::impl_desc *row : dw_rows()) {
+        if (!testing::how_to_run(*row).create) continue;
+        const std::string d = row->create(p)->describe();
+        EXPECT_NE(d.find(text), std::string::npos) << d;
+    }
+}
+
 // The plan streams only outputs in place far beyond the threads' L2: MobileNetV2's 3x3
 // depthwise forward at a batch whose output is twice 8x the threads' L2 (in bf16 with 160
 // channels, whole lines per pixel, at the same batch, once), not at batch 1 (1.8 MB), nor
@@ -418,35 +435,25 @@ TEST(Depthwise, OnlyBigOutputsInPlaceAreStreamed) {
     dw_geometry c{
         "MobileNetV2 3x3", 144, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false,
         data_type::f32};
-    auto plan = [&](const dw_geometry &g, op_kind kind) {
-        const op o = testing::make_geometry_op(g, kind, false);
-        return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
-    };
-    const detail::dw_plan one = plan(c, op_kind::Convolution);
+    const detail::dw_plan one = dw_plan_of(c, op_kind::Convolution);
     EXPECT_FALSE(one.stream_output);
     const double image = 56.0 * 56 * 144 * 4;
     c.mb = dim_t(std::ceil(2 * 8.0 * double(detail::machine_caches().l2) * one.nthr / image));
     for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                          op_kind::ConvTranspose, op_kind::ConvTransposeBackwardData})
-        EXPECT_TRUE(plan(c, kind).stream_output) << to_string(kind) << " batch " << c.mb;
-    EXPECT_FALSE(plan(c, op_kind::ConvolutionBackwardWeights).stream_output);
+        EXPECT_TRUE(dw_plan_of(c, kind).stream_output) << to_string(kind) << " batch " << c.mb;
+    EXPECT_FALSE(dw_plan_of(c, op_kind::ConvolutionBackwardWeights).stream_output);
     dw_geometry low = c;
     low.dt = data_type::bf16;  // 144 channels: pixels of 4.5 lines, so lines written both ways
-    EXPECT_FALSE(plan(low, op_kind::Convolution).stream_output);
+    EXPECT_FALSE(dw_plan_of(low, op_kind::Convolution).stream_output);
     low.g = 160;  // whole lines
-    EXPECT_TRUE(plan(low, op_kind::Convolution).stream_output);
+    EXPECT_TRUE(dw_plan_of(low, op_kind::Convolution).stream_output);
     low.mb = (c.mb + 3) / 4;
-    EXPECT_FALSE(plan(low, op_kind::Convolution).stream_output);
+    EXPECT_FALSE(dw_plan_of(low, op_kind::Convolution).stream_output);
     dw_geometry ncx = c;
     ncx.ncx = true;
-    EXPECT_FALSE(plan(ncx, op_kind::Convolution).stream_output);
-    for (const detail::impl_desc *row : dw_rows()) {
-        if (!testing::how_to_run(*row).create) continue;
-        const op o = testing::make_geometry_op(c, op_kind::Convolution, false);
-        const std::string d =
-            row->create(detail::resolve_op(o, o.inputs(), o.outputs()).prob)->describe();
-        EXPECT_NE(d.find("output streamed past the caches"), std::string::npos) << d;
-    }
+    EXPECT_FALSE(dw_plan_of(ncx, op_kind::Convolution).stream_output);
+    every_dw_forward_plan_says(c, "output streamed past the caches");
 }
 
 // The plan fetches a line's next input rows into L2 only where they bring more than
@@ -463,10 +470,6 @@ TEST(Depthwise, RowsOfManyBytesPerProductAreFetchedIntoL2) {
         data_type::f32};
     dw_geometry s2{"MobileNetV2 3x3 stride 2", 96, 32, {112, 112}, {3, 3}, {2, 2}, {1, 1}, {0, 0},
                    {1, 1}, false, false, data_type::bf16};
-    auto plan = [&](const dw_geometry &g, op_kind kind) {
-        const op o = testing::make_geometry_op(g, kind, false);
-        return detail::make_dw_plan(detail::resolve_op(o, o.inputs(), o.outputs()).prob, {8, 16});
-    };
     auto bytes = [&](const dw_geometry &g, op_kind kind) {
         const op o = testing::make_geometry_op(g, kind, false);
         return detail::dw_new_row_bytes_per_mac(detail::resolve_op(o, o.inputs(), o.outputs()).prob);
@@ -476,29 +479,23 @@ TEST(Depthwise, RowsOfManyBytesPerProductAreFetchedIntoL2) {
     EXPECT_NEAR(bytes(s2, op_kind::ConvolutionBackwardData), 2.0 * 28 / (112 * 9 / 4.0), 1e-12);
     for (op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData,
                          op_kind::ConvolutionBackwardWeights})
-        EXPECT_TRUE(plan(s1, kind).fetch_to_l2) << to_string(kind);
-    EXPECT_TRUE(plan(s2, op_kind::Convolution).fetch_to_l2);
-    EXPECT_TRUE(plan(s2, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
-    EXPECT_FALSE(plan(s2, op_kind::ConvolutionBackwardData).fetch_to_l2);
+        EXPECT_TRUE(dw_plan_of(s1, kind).fetch_to_l2) << to_string(kind);
+    EXPECT_TRUE(dw_plan_of(s2, op_kind::Convolution).fetch_to_l2);
+    EXPECT_TRUE(dw_plan_of(s2, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
+    EXPECT_FALSE(dw_plan_of(s2, op_kind::ConvolutionBackwardData).fetch_to_l2);
     dw_geometry low = s1;
     low.dt = data_type::bf16;
-    EXPECT_FALSE(plan(low, op_kind::Convolution).fetch_to_l2);
-    EXPECT_FALSE(plan(low, op_kind::ConvolutionBackwardData).fetch_to_l2);
-    EXPECT_TRUE(plan(low, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
+    EXPECT_FALSE(dw_plan_of(low, op_kind::Convolution).fetch_to_l2);
+    EXPECT_FALSE(dw_plan_of(low, op_kind::ConvolutionBackwardData).fetch_to_l2);
+    EXPECT_TRUE(dw_plan_of(low, op_kind::ConvolutionBackwardWeights).fetch_to_l2);
     dw_geometry ncx = s1;
     ncx.ncx = true;
-    EXPECT_FALSE(plan(ncx, op_kind::Convolution).fetch_to_l2);
+    EXPECT_FALSE(dw_plan_of(ncx, op_kind::Convolution).fetch_to_l2);
     dw_geometry planes = s1;
     planes.g = 72;
     planes.ocg = 2;  // a channel multiplier: plane copies
-    EXPECT_FALSE(plan(planes, op_kind::Convolution).fetch_to_l2);
-    for (const detail::impl_desc *row : dw_rows()) {
-        if (!testing::how_to_run(*row).create) continue;
-        const op o = testing::make_geometry_op(s1, op_kind::Convolution, false);
-        const std::string d =
-            row->create(detail::resolve_op(o, o.inputs(), o.outputs()).prob)->describe();
-        EXPECT_NE(d.find("next rows fetched into L2"), std::string::npos) << d;
-    }
+    EXPECT_FALSE(dw_plan_of(planes, op_kind::Convolution).fetch_to_l2);
+    every_dw_forward_plan_says(s1, "next rows fetched into L2");
 }
 
 TEST(Depthwise, DeclinesWithReasons) {

@@ -270,6 +270,15 @@ TEST(GemmPlan, RowsAreOneBlockWhenCIsTheUsersTensor) {
     set_num_threads(0);
 }
 
+// The one case of geometry `geo` as op `kind`, given seeded inputs (seed), its kernels run on
+// nthr threads: what the plan tests below check their plans' rows against.
+std::vector<testing::swept_case> one_case(const testing::conv_geometry &geo, op_kind kind,
+                                          uint64_t seed, int nthr) {
+    const op o = testing::make_geometry_op(geo, kind, false);
+    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
+    return testing::reference_sweep(seed, 1, make, [nthr](int) { return nthr; });
+}
+
 // A C in place far beyond the caches (gemm_plan::stream_c): row blocks whose C rows, every group
 // and column block, are written one after another, and streamed. 2 groups of 1 -> 312 channels
 // (random 24's shape): group 1's rows start half a line in, so its vectors are stored plainly
@@ -280,10 +289,7 @@ TEST(GemmPlan, HugeOutputInPlaceIsStreamedByRowBlocks) {
     const dim_t width = dim_t(1.25 * bound / (2.0 * 624 * 4)) + 1;
     const testing::conv_geometry geo{"2 groups of 1 -> 312", 2, 2, {width}, {3}, {1}, {1}, {1},
                                      {1}, false, false, data_type::f32, 1, 312};
-    const op o = testing::make_geometry_op(geo, op_kind::Convolution, false);
-    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
-    const std::vector<testing::swept_case> cases =
-        testing::reference_sweep(3, 1, make, [](int) { return 1; });
+    const std::vector<testing::swept_case> cases = one_case(geo, op_kind::Convolution, 3, 1);
     const detail::resolved_op &r = cases[0].r;
     set_num_threads(1);
     int ran = 0;
@@ -332,10 +338,7 @@ TEST(GemmPlan, ColumnBlocksStayInsideImages) {
         for (const op_kind kind : {op_kind::Convolution, op_kind::ConvolutionBackwardData}) {
             const testing::conv_geometry geo =
                 ncx_1x1("NCX 1x1, images not a multiple of the block", 3, side, 24, 80);
-            const op o = testing::make_geometry_op(geo, kind, false);
-            auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
-            const std::vector<testing::swept_case> cases =
-                testing::reference_sweep(5, 1, make, [](int) { return 1; });
+            const std::vector<testing::swept_case> cases = one_case(geo, kind, 5, 1);
             for (const int nthr : {1, 2}) {
                 set_num_threads(nthr);
                 std::vector<dim_t> tables;
@@ -370,10 +373,8 @@ TEST(GemmPlan, RowBlocksGiveTheThreadsEqualRows) {
     const testing::conv_geometry geo{"ConvTranspose3d 50 -> 1 as 2-D", 1, 200, {28, 28},
                                      {28, 28}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, false, false,
                                      data_type::f32, 1, 50};
-    const op o = testing::make_geometry_op(geo, op_kind::ConvTransposeBackwardData, false);
-    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
     const std::vector<testing::swept_case> cases =
-        testing::reference_sweep(11, 1, make, [](int) { return 2; });
+        one_case(geo, op_kind::ConvTransposeBackwardData, 11, 2);
     set_num_threads(2);
     std::vector<dim_t> tables;
     const detail::gemm_plan pl = detail::make_gemm_plan(cases[0].r.prob, 16, 32, tables);
@@ -393,10 +394,8 @@ TEST(GemmPlan, RowBlocksGiveTheThreadsEqualRows) {
 // the reference, every GEMM row that runs here.
 TEST(GemmPlan, SmallCOverLongKSplitsK) {
     const testing::conv_geometry geo = ncx_1x1("NCX 1x1 weight gradient", 4, 40, 40, 24);
-    const op o = testing::make_geometry_op(geo, op_kind::ConvolutionBackwardWeights, false);
-    auto make = [&](std::mt19937_64 &) { return std::pair<op, std::string>(o, geo.what); };
     const std::vector<testing::swept_case> cases =
-        testing::reference_sweep(9, 1, make, [](int) { return 2; });
+        one_case(geo, op_kind::ConvolutionBackwardWeights, 9, 2);
     set_num_threads(2);
     std::vector<dim_t> tables;
     const detail::gemm_plan pl = detail::make_gemm_plan(cases[0].r.prob, 16, 32, tables);

@@ -313,9 +313,9 @@ void stores_agree(const ukernel_set &s, void (*fn)(int, int, const brgemm_args<E
                                                                                   : float_to_f16(f);
                                     ASSERT_EQ(c16.at(r, n), want)
                                         << s.name << " " << to_string(dt) << " M=" << m
-                                        << " NV=" << nv << " tail=" << tail
-                                        << " stream=" << stream << " misalign=" << misalign
-                                        << " at (" << r << ", " << n << ")";
+                                        << " NV=" << nv << " tail=" << tail << " stream=" << stream
+                                        << " misalign=" << misalign << " at (" << r << ", " << n
+                                        << ")";
                                 }
                         }
             }

@@ -580,9 +580,8 @@ static dim_t max_thread_rows(dim_t M, dim_t mc, int nthr) {
 }
 
 dim_t equal_row_blocks(dim_t M, dim_t mc, dim_t mc_cached, dim_t mr, int nthr) {
-    dim_t blocks = nthr;
-    while (div_up(M, blocks) > mc_cached) blocks += nthr;
-    const dim_t equal = div_up(M, blocks);
+    // (The fewest blocks, a multiple of the threads, of at most mc_cached rows.)
+    const dim_t equal = div_up(M, round_up(div_up(M, mc_cached), dim_t(nthr)));
     // (Worth it from half a tile less on the busiest thread: each block's short tile costs.)
     return max_thread_rows(M, equal, nthr) + mr / 2 < max_thread_rows(M, mc, nthr) ? equal : mc;
 }
